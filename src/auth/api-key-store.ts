@@ -1,0 +1,74 @@
+import type { Kysely, Selectable } from 'kysely';
+import { newId, nowIso } from '../kernel/new-id.js';
+import type { ApiKeysTable, Tables } from '../storage/tables.js';
+import { randomToken, sha256Hex } from './token-hash.js';
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+
+/** API keys: `plat_` + 43 random characters, stored as SHA-256 hashes with a masked preview. */
+export class ApiKeyStore {
+  constructor(private readonly db: Kysely<Tables>) {}
+
+  async create(
+    userId: string,
+    name: string,
+    scopes: string[],
+    expiresAt: string | null,
+  ): Promise<{ row: ApiKeyRow; key: string }> {
+    const key = `plat_${randomToken(32)}`;
+    const row: ApiKeyRow = {
+      id: newId('key'),
+      user_id: userId,
+      name,
+      key_hash: sha256Hex(key),
+      key_preview: `plat_…${key.slice(-4)}`,
+      scopes: JSON.stringify(scopes),
+      created_at: nowIso(),
+      expires_at: expiresAt,
+      last_used: null,
+      usage_count: 0,
+      revoked_at: null,
+    };
+    await this.db.insertInto('api_keys').values(row).execute();
+    return { row, key };
+  }
+
+  findByKey(key: string): Promise<ApiKeyRow | undefined> {
+    return this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('key_hash', '=', sha256Hex(key))
+      .executeTakeFirst();
+  }
+
+  listForUser(userId: string): Promise<ApiKeyRow[]> {
+    return this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .execute();
+  }
+
+  async revoke(userId: string, id: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: nowIso() })
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async recordUse(id: string, uses = 1): Promise<void> {
+    await this.db
+      .updateTable('api_keys')
+      .set((eb) => ({ last_used: nowIso(), usage_count: eb('usage_count', '+', uses) }))
+      .where('id', '=', id)
+      .execute();
+  }
+}
+
+export const scopesOf = (row: Pick<ApiKeyRow, 'scopes'>): string[] => JSON.parse(row.scopes) as string[];

@@ -1,0 +1,375 @@
+import type { SharedState } from '../cluster/shared-state.js';
+import type { PlatformConfig } from '../config/config-schema.js';
+import { AppError } from '../http/app-error.js';
+import { nowIso } from '../kernel/new-id.js';
+import type { PlatformEvents } from '../kernel/platform-events.js';
+import { rolesOf, type UserRow, type UserStore } from '../users/user-store.js';
+import type { AccessTokens } from './access-tokens.js';
+import { type ApiKeyRow, type ApiKeyStore, scopesOf } from './api-key-store.js';
+import type { PasswordHasher } from './passwords.js';
+import type { Principal } from './principal.js';
+import { TtlCache } from './principal-cache.js';
+import { permissionsOf } from './roles.js';
+import type { SessionRow, SessionStore } from './session-store.js';
+import { randomToken } from './token-hash.js';
+
+const INVALIDATE_CHANNEL = 'auth.invalidate';
+type Invalidation = { sessionIds?: string[]; userId?: string; apiKeyId?: string };
+
+export interface LoginResult {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  refresh_expires_in: number;
+  user: { id: string; username: string; roles: string[]; permissions: string[] };
+  password_change_required: boolean;
+}
+
+export interface ClientInfo {
+  ip: string;
+  userAgent: string;
+}
+
+const authFailed = (reason: string, message = 'Invalid credentials') =>
+  new AppError('AUTHENTICATION_FAILED', message, {
+    details: { reason },
+    headers: { 'www-authenticate': 'Bearer' },
+  });
+
+/**
+ * Logins, token rotation, sessions, API keys, and the per-request resolution of credentials to a Principal.
+ * Lookups are cached briefly; every revocation is announced so all instances drop their copies at once.
+ */
+export class AuthService {
+  private readonly sessions = new TtlCache<SessionRow>(30_000);
+  private readonly users = new TtlCache<UserRow>(30_000);
+  private readonly keys = new TtlCache<ApiKeyRow>(30_000);
+  private readonly keyUse = new Map<string, number>();
+  private readonly unsubscribe: () => void;
+  private flushTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly deps: {
+      config: () => PlatformConfig;
+      users: UserStore;
+      sessionStore: SessionStore;
+      apiKeys: ApiKeyStore;
+      tokens: AccessTokens;
+      hasher: PasswordHasher;
+      shared: SharedState;
+      events: PlatformEvents;
+    },
+  ) {
+    this.unsubscribe = deps.shared.subscribe(INVALIDATE_CHANNEL, (m) => this.dropCached(m as Invalidation));
+    this.flushTimer = setInterval(() => void this.flushKeyUse(), 5000);
+    this.flushTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.unsubscribe();
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    this.flushTimer = undefined;
+    await this.flushKeyUse();
+  }
+
+  async login(loginName: string, password: string, client: ClientInfo): Promise<LoginResult> {
+    const cfg = this.deps.config().auth;
+    const user = await this.deps.users.findByLogin(loginName);
+    if (!user) {
+      // Spend the same work as a real check so timing does not reveal which names exist.
+      await this.deps.hasher.verify(DUMMY_HASH, password);
+      this.deps.events.announce('auth.login_failed', 'auth', {
+        username: loginName,
+        ip_address: client.ip,
+        reason: 'unknown_user',
+      });
+      throw authFailed('invalid_credentials');
+    }
+    if (user.locked_until && user.locked_until > nowIso()) {
+      throw authFailed(
+        'account_locked',
+        'The account is locked after repeated failed logins; try again later',
+      );
+    }
+    const valid = await this.deps.hasher.verify(user.password_hash, password);
+    if (!valid) {
+      const attempts = user.failed_login_attempts + 1;
+      const lock = attempts >= cfg.max_failed_logins;
+      await this.deps.users.update(user.id, {
+        failed_login_attempts: attempts,
+        locked_until: lock
+          ? new Date(Date.now() + cfg.lockout_minutes * 60_000).toISOString()
+          : user.locked_until,
+      });
+      this.users.delete(user.id);
+      this.deps.events.announce('auth.login_failed', 'auth', {
+        user_id: user.id,
+        username: user.username,
+        ip_address: client.ip,
+        failed_login_attempts: attempts,
+        locked: lock,
+      });
+      throw authFailed('invalid_credentials');
+    }
+    this.assertActive(await this.refreshSuspension(user));
+    const refreshToken = randomToken();
+    const session = await this.deps.sessionStore.create(
+      user.id,
+      client.userAgent,
+      client.ip,
+      cfg.refresh_token_ttl_seconds,
+      refreshToken,
+    );
+    await this.deps.users.update(user.id, {
+      last_login: nowIso(),
+      login_count: user.login_count + 1,
+      failed_login_attempts: 0,
+      locked_until: null,
+    });
+    this.users.delete(user.id);
+    this.deps.events.announce(
+      'auth.login',
+      'auth',
+      { user_id: user.id, username: user.username, session_id: session.id, ip_address: client.ip },
+      { actor: { id: user.id, username: user.username } },
+    );
+    return this.issue(user, session.id, refreshToken);
+  }
+
+  async refresh(refreshToken: string): Promise<LoginResult> {
+    const next = randomToken();
+    const result = await this.deps.sessionStore.rotate(refreshToken, next);
+    if (result.outcome === 'unknown') throw authFailed('invalid_refresh_token');
+    if (result.outcome === 'reused') {
+      await this.revokeSessions({ sessionId: result.sessionId }, 'refresh_token_reuse');
+      throw authFailed(
+        'refresh_token_reused',
+        'The refresh token was already used; the session has been revoked',
+      );
+    }
+    const { session } = result;
+    if (session.revoked_at !== null || session.expires_at <= nowIso()) throw authFailed('session_revoked');
+    const user = await this.deps.users.findById(session.user_id);
+    if (!user) throw authFailed('invalid_refresh_token');
+    this.assertActive(await this.refreshSuspension(user));
+    return this.issue(user, session.id, next);
+  }
+
+  async logout(principal: Principal): Promise<void> {
+    if (principal.sessionId) await this.revokeSessions({ sessionId: principal.sessionId }, 'logout');
+    this.deps.events.announce(
+      'auth.logout',
+      'auth',
+      { user_id: principal.userId, username: principal.username, session_id: principal.sessionId ?? null },
+      { actor: { id: principal.userId, username: principal.username } },
+    );
+  }
+
+  /** Revokes sessions at once on every instance: their access tokens stop working with the next request. */
+  async revokeSessions(where: { sessionId?: string; userId?: string }, reason: string): Promise<string[]> {
+    const ids = await this.deps.sessionStore.revoke(where, reason);
+    const message: Invalidation = { sessionIds: ids, ...(where.userId ? { userId: where.userId } : {}) };
+    this.dropCached(message);
+    await this.deps.shared.publish(INVALIDATE_CHANNEL, message);
+    return ids;
+  }
+
+  /** Announces that a user changed (roles, status, password) so cached copies are dropped everywhere. */
+  async userChanged(userId: string): Promise<void> {
+    this.dropCached({ userId });
+    await this.deps.shared.publish(INVALIDATE_CHANNEL, { userId } satisfies Invalidation);
+  }
+
+  async apiKeyRevoked(apiKeyId: string): Promise<void> {
+    this.dropCached({ apiKeyId });
+    await this.deps.shared.publish(INVALIDATE_CHANNEL, { apiKeyId } satisfies Invalidation);
+  }
+
+  async changePassword(principal: Principal, current: string, next: string): Promise<void> {
+    const user = await this.deps.users.findById(principal.userId);
+    if (!user || !(await this.deps.hasher.verify(user.password_hash, current))) {
+      throw new AppError('AUTHENTICATION_FAILED', 'The current password is not correct', {
+        details: { field: 'current_password', reason: 'incorrect' },
+      });
+    }
+    this.assertPasswordAcceptable(next);
+    if (current === next) {
+      throw new AppError('VALIDATION_ERROR', 'The new password must differ from the current one', {
+        details: { field: 'new_password', reason: 'unchanged' },
+      });
+    }
+    await this.deps.users.update(user.id, {
+      password_hash: await this.deps.hasher.hash(next),
+      last_password_change: nowIso(),
+      password_change_required: 0,
+    });
+    await this.userChanged(user.id);
+  }
+
+  assertPasswordAcceptable(password: string, field = 'new_password'): void {
+    const min = this.deps.config().auth.password_min_length;
+    if (password.length < min) {
+      throw new AppError('VALIDATION_ERROR', `Passwords need at least ${min} characters`, {
+        details: { field, reason: `shorter than ${min} characters` },
+      });
+    }
+  }
+
+  /**
+   * Resolves the credentials of a request. Undefined when none were given; throws AUTHENTICATION_FAILED
+   * when they were given but are not valid (bad, expired, revoked, suspended owner).
+   */
+  async authenticate(credentials: { bearer?: string; apiKey?: string }): Promise<Principal | undefined> {
+    if (credentials.bearer !== undefined) return this.fromBearer(credentials.bearer);
+    if (credentials.apiKey !== undefined) return this.fromApiKey(credentials.apiKey);
+    return undefined;
+  }
+
+  async createApiKey(
+    principal: Principal,
+    name: string,
+    scopes: string[] | undefined,
+    expiresAt: string | null,
+  ) {
+    const granted = principal.permissions;
+    const wanted = scopes && scopes.length > 0 ? scopes : [...granted];
+    const outside = wanted.filter((s) => !granted.includes('*') && !granted.includes(s));
+    if (outside.length > 0) {
+      throw new AppError('AUTHORIZATION_DENIED', 'An API key cannot hold scopes its owner does not have', {
+        details: { field: 'scopes', reason: 'not held by the owner', scopes: outside },
+      });
+    }
+    if (expiresAt !== null && expiresAt <= nowIso()) {
+      throw new AppError('VALIDATION_ERROR', 'expires_at must be in the future', {
+        details: { field: 'expires_at', reason: 'in the past' },
+      });
+    }
+    return this.deps.apiKeys.create(principal.userId, name, wanted, expiresAt);
+  }
+
+  private async fromBearer(token: string): Promise<Principal> {
+    const claims = await this.deps.tokens.verify(token);
+    if (!claims) throw authFailed('invalid_token', 'The access token is invalid or expired');
+    let session = this.sessions.get(claims.sid);
+    if (!session) {
+      session = await this.deps.sessionStore.findById(claims.sid);
+      if (!session) throw authFailed('session_revoked', 'The session has ended');
+      this.sessions.set(claims.sid, session);
+    }
+    if (session.revoked_at !== null || session.user_id !== claims.sub) {
+      throw authFailed('session_revoked', 'The session has ended');
+    }
+    const user = await this.activeUser(claims.sub);
+    const roles = rolesOf(user);
+    return {
+      userId: user.id,
+      username: user.username,
+      roles,
+      permissions: permissionsOf(roles),
+      isAdmin: roles.includes('admin'),
+      method: 'jwt',
+      sessionId: session.id,
+    };
+  }
+
+  private async fromApiKey(key: string): Promise<Principal> {
+    let row = this.keys.get(key);
+    if (!row) {
+      row = await this.deps.apiKeys.findByKey(key);
+      if (!row) throw authFailed('invalid_api_key', 'The API key is invalid');
+      this.keys.set(key, row);
+    }
+    if (row.revoked_at !== null) throw authFailed('invalid_api_key', 'The API key has been revoked');
+    if (row.expires_at !== null && row.expires_at <= nowIso())
+      throw authFailed('api_key_expired', 'The API key has expired');
+    const user = await this.activeUser(row.user_id);
+    const roles = rolesOf(user);
+    const owner = permissionsOf(roles);
+    const scopes = scopesOf(row);
+    // A key never grants more than its owner holds now, even if the owner lost a role since.
+    const permissions = owner.includes('*') ? scopes : scopes.filter((s) => owner.includes(s));
+    this.keyUse.set(row.id, (this.keyUse.get(row.id) ?? 0) + 1);
+    return {
+      userId: user.id,
+      username: user.username,
+      roles,
+      permissions,
+      isAdmin: roles.includes('admin'),
+      method: 'api_key',
+      apiKeyId: row.id,
+    };
+  }
+
+  private async activeUser(userId: string): Promise<UserRow> {
+    let user = this.users.get(userId);
+    if (!user) {
+      user = await this.deps.users.findById(userId);
+      if (!user) throw authFailed('user_not_found', 'The account no longer exists');
+      user = await this.refreshSuspension(user);
+      this.users.set(userId, user);
+    }
+    this.assertActive(user);
+    return user;
+  }
+
+  /** A suspension with a duration ends by itself once its time is up. */
+  private async refreshSuspension(user: UserRow): Promise<UserRow> {
+    if (user.status === 'suspended' && user.suspended_until !== null && user.suspended_until <= nowIso()) {
+      await this.deps.users.update(user.id, {
+        status: 'active',
+        suspended_until: null,
+        suspension_reason: null,
+      });
+      return { ...user, status: 'active', suspended_until: null, suspension_reason: null };
+    }
+    return user;
+  }
+
+  private assertActive(user: UserRow): void {
+    if (user.status === 'suspended') throw authFailed('account_suspended', 'The account is suspended');
+    if (user.status !== 'active') throw authFailed('account_inactive', 'The account is not active');
+  }
+
+  private async issue(user: UserRow, sessionId: string, refreshToken: string): Promise<LoginResult> {
+    const cfg = this.deps.config().auth;
+    const roles = rolesOf(user);
+    const permissions = permissionsOf(roles);
+    return {
+      access_token: await this.deps.tokens.sign(
+        user.id,
+        sessionId,
+        permissions,
+        cfg.access_token_ttl_seconds,
+      ),
+      token_type: 'Bearer',
+      expires_in: cfg.access_token_ttl_seconds,
+      refresh_token: refreshToken,
+      refresh_expires_in: cfg.refresh_token_ttl_seconds,
+      user: { id: user.id, username: user.username, roles, permissions },
+      password_change_required: user.password_change_required === 1,
+    };
+  }
+
+  private dropCached(m: Invalidation): void {
+    for (const id of m.sessionIds ?? []) this.sessions.delete(id);
+    if (m.userId) {
+      this.users.delete(m.userId);
+      this.sessions.deleteWhere((s) => s.user_id === m.userId);
+      this.keys.deleteWhere((k) => k.user_id === m.userId);
+    }
+    if (m.apiKeyId) this.keys.deleteWhere((k) => k.id === m.apiKeyId);
+  }
+
+  private async flushKeyUse(): Promise<void> {
+    const batch = [...this.keyUse.entries()];
+    this.keyUse.clear();
+    for (const [id, uses] of batch) {
+      await this.deps.apiKeys.recordUse(id, uses).catch(() => {});
+    }
+  }
+}
+
+// An argon2id hash of a random string, verified against when the user does not exist.
+const DUMMY_HASH =
+  '$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$8YqHc8LxW3lH5m6t4Wq4wPz7m0xq0Q8m3kq8kYwGqXg';

@@ -1,0 +1,128 @@
+import type { Kysely, Selectable } from 'kysely';
+import { newId, nowIso } from '../kernel/new-id.js';
+import type { SessionsTable, Tables } from '../storage/tables.js';
+import { sha256Hex } from './token-hash.js';
+
+export type SessionRow = Selectable<SessionsTable>;
+
+/** Sessions and their rotating refresh tokens. */
+export class SessionStore {
+  constructor(private readonly db: Kysely<Tables>) {}
+
+  async create(
+    userId: string,
+    device: string,
+    ip: string,
+    ttlSeconds: number,
+    refreshToken: string,
+  ): Promise<SessionRow> {
+    const now = nowIso();
+    const row: SessionRow = {
+      id: newId('ses'),
+      user_id: userId,
+      device: device.slice(0, 255),
+      ip_address: ip,
+      created_at: now,
+      last_activity: now,
+      expires_at: new Date(Date.now() + ttlSeconds * 1000).toISOString(),
+      revoked_at: null,
+      revoked_reason: null,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('sessions').values(row).execute();
+      await trx
+        .insertInto('refresh_tokens')
+        .values({ token_hash: sha256Hex(refreshToken), session_id: row.id, created_at: now, used_at: null })
+        .execute();
+    });
+    return row;
+  }
+
+  findById(id: string): Promise<SessionRow | undefined> {
+    return this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  listForUser(userId: string): Promise<SessionRow[]> {
+    return this.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('last_activity', 'desc')
+      .execute();
+  }
+
+  /**
+   * Swaps a refresh token for a new one. `reused` means the token had already been rotated: a sign of theft,
+   * so the caller revokes the whole session.
+   */
+  async rotate(
+    refreshToken: string,
+    next: string,
+  ): Promise<
+    | { outcome: 'rotated'; session: SessionRow }
+    | { outcome: 'reused'; sessionId: string }
+    | { outcome: 'unknown' }
+  > {
+    const hash = sha256Hex(refreshToken);
+    return this.db.transaction().execute(async (trx) => {
+      const token = await trx
+        .selectFrom('refresh_tokens')
+        .selectAll()
+        .where('token_hash', '=', hash)
+        .executeTakeFirst();
+      if (!token) return { outcome: 'unknown' as const };
+      const now = nowIso();
+      // The conditional update makes two concurrent uses of one token see one winner and one reuse.
+      const marked = await trx
+        .updateTable('refresh_tokens')
+        .set({ used_at: now })
+        .where('token_hash', '=', hash)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
+      if (token.used_at !== null || Number(marked.numUpdatedRows) === 0) {
+        return { outcome: 'reused' as const, sessionId: token.session_id };
+      }
+      const session = await trx
+        .selectFrom('sessions')
+        .selectAll()
+        .where('id', '=', token.session_id)
+        .executeTakeFirst();
+      if (!session) return { outcome: 'unknown' as const };
+      await trx
+        .insertInto('refresh_tokens')
+        .values({ token_hash: sha256Hex(next), session_id: session.id, created_at: now, used_at: null })
+        .execute();
+      await trx.updateTable('sessions').set({ last_activity: now }).where('id', '=', session.id).execute();
+      return { outcome: 'rotated' as const, session: { ...session, last_activity: now } };
+    });
+  }
+
+  async touch(id: string): Promise<void> {
+    await this.db.updateTable('sessions').set({ last_activity: nowIso() }).where('id', '=', id).execute();
+  }
+
+  /** Revokes sessions; returns the ids it revoked. */
+  async revoke(where: { sessionId?: string; userId?: string }, reason: string): Promise<string[]> {
+    let q = this.db.selectFrom('sessions').select('id').where('revoked_at', 'is', null);
+    if (where.sessionId) q = q.where('id', '=', where.sessionId);
+    if (where.userId) q = q.where('user_id', '=', where.userId);
+    const ids = (await q.execute()).map((r) => r.id);
+    if (ids.length === 0) return [];
+    await this.db
+      .updateTable('sessions')
+      .set({ revoked_at: nowIso(), revoked_reason: reason })
+      .where('id', 'in', ids)
+      .execute();
+    return ids;
+  }
+
+  async countActive(): Promise<number> {
+    const row = await this.db
+      .selectFrom('sessions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', nowIso())
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+}

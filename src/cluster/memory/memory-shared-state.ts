@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { SharedState } from '../shared-state.js';
+
+export function createMemorySharedState(): SharedState {
+  const counters = new Map<string, { count: number; resetAt: number }>();
+  const locks = new Map<string, { token: string; until: number }>();
+  const bus = new EventEmitter();
+  bus.setMaxListeners(0);
+  return {
+    kind: 'memory',
+    async hit(key, windowSeconds) {
+      const now = Date.now();
+      const windowMs = windowSeconds * 1000;
+      const resetAt = Math.floor(now / windowMs) * windowMs + windowMs;
+      const id = `${key}:${resetAt}`;
+      const current = counters.get(id) ?? { count: 0, resetAt };
+      current.count += 1;
+      counters.set(id, current);
+      if (counters.size > 100_000) {
+        for (const [k, v] of counters) if (v.resetAt <= now) counters.delete(k);
+      }
+      return { count: current.count, resetAt };
+    },
+    async publish(channel, message) {
+      // Same serialisation as Redis so both backends hand handlers the same shapes.
+      const copy: unknown = JSON.parse(JSON.stringify(message));
+      queueMicrotask(() => bus.emit(channel, copy));
+    },
+    subscribe(channel, handler) {
+      bus.on(channel, handler);
+      return () => bus.off(channel, handler);
+    },
+    async tryLock(name, ttlMs) {
+      const now = Date.now();
+      const held = locks.get(name);
+      if (held && held.until > now) return undefined;
+      const token = randomUUID();
+      locks.set(name, { token, until: now + ttlMs });
+      return async () => {
+        if (locks.get(name)?.token === token) locks.delete(name);
+      };
+    },
+    async ping() {
+      return 0;
+    },
+    async close() {
+      bus.removeAllListeners();
+    },
+  };
+}

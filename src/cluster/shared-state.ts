@@ -1,0 +1,30 @@
+/**
+ * State shared by every instance: fixed-window counters, pub/sub and short locks.
+ * Embedded mode keeps it in memory; cluster mode keeps it in Redis so limits, revocations and
+ * announcements hold across instances.
+ */
+export interface SharedState {
+  readonly kind: 'memory' | 'redis';
+  /** Adds one to the counter of the current fixed window; returns the new count and when the window ends. */
+  hit(key: string, windowSeconds: number): Promise<{ count: number; resetAt: number }>;
+  publish(channel: string, message: unknown): Promise<void>;
+  /** Returns an unsubscribe function. Handlers receive the parsed message. */
+  subscribe(channel: string, handler: (message: unknown) => void): () => void;
+  /** Takes a lock if free; returns a release function, or undefined when another holder has it. */
+  tryLock(name: string, ttlMs: number): Promise<(() => Promise<void>) | undefined>;
+  ping(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The slice of ioredis the platform uses, so the core does not depend on the driver's types. */
+export interface RedisLike {
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  publish(channel: string, message: string): Promise<number>;
+  subscribe(...channels: string[]): Promise<unknown>;
+  unsubscribe(...channels: string[]): Promise<unknown>;
+  set(key: string, value: string, px: 'PX', ttl: number, nx: 'NX'): Promise<string | null>;
+  ping(): Promise<string>;
+  quit(): Promise<string>;
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+}

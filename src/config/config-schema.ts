@@ -1,0 +1,145 @@
+import { type TObject, type TSchema, Type } from '@sinclair/typebox';
+
+/**
+ * The one schema of the platform's configuration. Every key has a type and a default here.
+ * `x-secret` keys are masked wherever config is shown; `x-restart` keys take effect only after a restart.
+ */
+const secret = { 'x-secret': true } as const;
+const restart = { 'x-restart': true } as const;
+const section = <T extends Record<string, TSchema>>(props: T) =>
+  Type.Object(props, { additionalProperties: false, default: {} });
+const window = (max: number, windowSeconds: number) =>
+  section({
+    max: Type.Integer({ minimum: 1, default: max }),
+    window_seconds: Type.Integer({ minimum: 1, maximum: 86_400, default: windowSeconds }),
+  });
+
+export const ConfigSchema = Type.Object(
+  {
+    server: section({
+      host: Type.String({ minLength: 1, default: '127.0.0.1', ...restart }),
+      port: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080, ...restart }),
+      environment: Type.String({ default: 'production' }),
+      trusted_proxies: Type.Array(Type.String(), { default: [] }),
+      body_limit_bytes: Type.Integer({
+        minimum: 1024,
+        maximum: 64 * 1024 * 1024,
+        default: 1_048_576,
+        ...restart,
+      }),
+      request_timeout_seconds: Type.Integer({ minimum: 1, maximum: 3600, default: 30, ...restart }),
+      shutdown_grace_seconds: Type.Integer({ minimum: 0, maximum: 600, default: 10 }),
+    }),
+    storage: section({
+      data_dir: Type.String({ minLength: 1, default: './data', ...restart }),
+    }),
+    database: section({
+      url: Type.String({ default: '', ...restart, ...secret }),
+      pool_max: Type.Integer({ minimum: 1, maximum: 500, default: 10, ...restart }),
+    }),
+    redis: section({
+      url: Type.String({ default: '', ...restart, ...secret }),
+      key_prefix: Type.String({ default: 'platform:', ...restart }),
+    }),
+    auth: section({
+      jwt_secret: Type.String({ default: '', ...secret, ...restart }),
+      access_token_ttl_seconds: Type.Integer({ minimum: 30, maximum: 86_400, default: 900 }),
+      refresh_token_ttl_seconds: Type.Integer({ minimum: 300, maximum: 90 * 86_400, default: 30 * 86_400 }),
+      password_min_length: Type.Integer({ minimum: 8, maximum: 128, default: 10 }),
+      max_failed_logins: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+      lockout_minutes: Type.Integer({ minimum: 1, maximum: 1440, default: 15 }),
+      argon2_memory_kib: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 19_456 }),
+      argon2_time_cost: Type.Integer({ minimum: 1, maximum: 10, default: 2 }),
+    }),
+    rate_limits: section({
+      enabled: Type.Boolean({ default: true }),
+      authenticated: window(1000, 3600),
+      anonymous: window(100, 3600),
+      auth: window(10, 600),
+    }),
+    events: section({
+      max_payload_bytes: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, default: 262_144 }),
+      retention_days: Type.Integer({ minimum: 0, maximum: 3650, default: 30 }),
+      encryption_key: Type.String({ default: '', ...secret, ...restart }),
+      max_subscriptions_per_user: Type.Integer({ minimum: 1, maximum: 100_000, default: 100 }),
+      stream_buffer_size: Type.Integer({ minimum: 10, maximum: 100_000, default: 1000 }),
+      stream_max_lag_seconds: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
+      stream_heartbeat_seconds: Type.Integer({ minimum: 1, maximum: 300, default: 15 }),
+      subscription_error_threshold: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+    }),
+    webhooks: section({
+      allow_private_targets: Type.Boolean({ default: false }),
+      default_timeout_seconds: Type.Integer({ minimum: 1, maximum: 60, default: 10 }),
+      max_concurrency_per_subscription: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
+      lease_seconds: Type.Integer({ minimum: 5, maximum: 3600, default: 60 }),
+    }),
+    plugins: section({
+      repositories: Type.Array(Type.String(), { default: ['./plugins'] }),
+      max_failures: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
+    }),
+    logging: section({
+      level: Type.Union(
+        [
+          Type.Literal('trace'),
+          Type.Literal('debug'),
+          Type.Literal('info'),
+          Type.Literal('warn'),
+          Type.Literal('error'),
+          Type.Literal('silent'),
+        ],
+        { default: 'info' },
+      ),
+      retention_days: Type.Integer({ minimum: 1, maximum: 3650, default: 14 }),
+    }),
+    metrics: section({
+      public_prometheus: Type.Boolean({ default: false }),
+      sample_interval_seconds: Type.Integer({ minimum: 1, maximum: 3600, default: 10 }),
+    }),
+    mail: section({
+      smtp_url: Type.String({ default: '', ...secret }),
+      from: Type.String({ default: 'Platform <platform@localhost>' }),
+    }),
+    backups: section({
+      encryption_key: Type.String({ default: '', ...secret }),
+      schedule: Type.String({ default: '' }),
+      retention_count: Type.Integer({ minimum: 1, maximum: 1000, default: 7 }),
+    }),
+    cache: section({
+      l1_max_entries: Type.Integer({ minimum: 10, maximum: 10_000_000, default: 10_000 }),
+      default_ttl_seconds: Type.Integer({ minimum: 1, maximum: 86_400 * 30, default: 300 }),
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export type PlatformConfig = typeof ConfigSchema.static;
+
+/** The schema of one dotted key (`server.port`), or undefined when there is no such key. */
+export function schemaAt(path: readonly string[]): TSchema | undefined {
+  let node: TSchema = ConfigSchema;
+  for (const part of path) {
+    const props = (node as TObject).properties as Record<string, TSchema> | undefined;
+    if (!props || !Object.hasOwn(props, part)) return undefined;
+    node = props[part] as TSchema;
+  }
+  return node;
+}
+
+/** Every leaf key of the schema as a dotted path, with its flags. */
+export function leafKeys(): { path: string; secret: boolean; restart: boolean }[] {
+  const out: { path: string; secret: boolean; restart: boolean }[] = [];
+  const walk = (node: TSchema, prefix: string[]) => {
+    const props = (node as TObject).properties as Record<string, TSchema> | undefined;
+    if (node.type === 'object' && props) {
+      for (const [k, v] of Object.entries(props)) walk(v, [...prefix, k]);
+      return;
+    }
+    out.push({
+      path: prefix.join('.'),
+      secret: node['x-secret'] === true,
+      restart: node['x-restart'] === true,
+    });
+  };
+  walk(ConfigSchema, []);
+  return out;
+}

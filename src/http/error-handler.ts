@@ -1,0 +1,129 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { nowIso } from '../kernel/new-id.js';
+import { AppError } from './app-error.js';
+import type { App } from './app-type.js';
+import type { ErrorCode } from './error-catalogue.js';
+import { errorCatalogue } from './error-catalogue.js';
+
+interface ValidationIssue {
+  instancePath?: string;
+  schemaPath?: string;
+  keyword?: string;
+  params?: Record<string, unknown>;
+  message?: string;
+}
+
+/** `/body/name` + missingProperty `x` → `name.x`; which part of the request prefixes it (body, query, params). */
+function fieldOf(issue: ValidationIssue, context: string | undefined): string {
+  const path = (issue.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
+  const missing = issue.params?.['missingProperty'];
+  const extra = issue.params?.['additionalProperty'];
+  const leaf = typeof missing === 'string' ? missing : typeof extra === 'string' ? extra : '';
+  const joined = [path, leaf].filter(Boolean).join('.');
+  return joined || context || 'body';
+}
+
+function reasonOf(issue: ValidationIssue): string {
+  if (issue.keyword === 'additionalProperties') return 'unknown field';
+  if (issue.keyword === 'required') return 'is required';
+  return issue.message ?? 'is invalid';
+}
+
+export function sendError(reply: FastifyReply, request: FastifyRequest, error: AppError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
+  return reply
+    .code(error.status)
+    .type('application/json; charset=utf-8')
+    .send({
+      success: false,
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.details ? { details: error.details } : {}),
+        ...(error.retryAfter !== undefined ? { retry_after: error.retryAfter } : {}),
+      },
+      timestamp: nowIso(),
+      request_id: request.id,
+    });
+}
+
+/** Turns any thrown error into the envelope with a catalogued code. Unknown errors are logged, never shown. */
+export function toAppError(error: unknown, request: FastifyRequest): AppError {
+  if (error instanceof AppError) return error;
+  const fe = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  if (fe.validation) {
+    const errors = fe.validation.map((i) => ({
+      field: fieldOf(i, fe.validationContext),
+      reason: reasonOf(i),
+    }));
+    const first = errors[0] ?? { field: 'body', reason: 'is invalid' };
+    return new AppError(
+      'VALIDATION_ERROR',
+      `Invalid ${fe.validationContext ?? 'request'}: ${first.field} ${first.reason}`,
+      {
+        details: { field: first.field, reason: first.reason, errors },
+      },
+    );
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('VALIDATION_ERROR', 'The request body is not valid JSON', {
+        status: 400,
+        details: { field: 'body', reason: 'malformed JSON' },
+      });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new AppError('VALIDATION_ERROR', 'The request body must be sent as application/json', {
+        status: 400,
+        details: { field: 'content-type', reason: 'unsupported content type' },
+      });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('PAYLOAD_TOO_LARGE', undefined, {
+        details: { field: 'body', reason: 'too large' },
+      });
+    case 'FST_ERR_NOT_FOUND':
+      return new AppError('RESOURCE_NOT_FOUND', 'No such route');
+  }
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    // Client errors raised by Fastify or its plugins that have no code of their own.
+    const code: ErrorCode =
+      fe.statusCode === 404
+        ? 'RESOURCE_NOT_FOUND'
+        : fe.statusCode === 413
+          ? 'PAYLOAD_TOO_LARGE'
+          : 'VALIDATION_ERROR';
+    return new AppError(code, fe.statusCode === 404 ? undefined : 'The request could not be processed', {
+      status: code === 'VALIDATION_ERROR' ? 400 : errorCatalogue[code].status,
+      details: { reason: fe.code ?? 'bad_request' },
+    });
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  if (isUnavailable(error))
+    return new AppError('SERVICE_UNAVAILABLE', undefined, { headers: { 'retry-after': '5' } });
+  return new AppError('INTERNAL_ERROR', `An internal error occurred (request ${request.id})`);
+}
+
+/** Connection failures to PostgreSQL or Redis answer 503 fast, so clients retry rather than report a bug. */
+function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return (
+    typeof code === 'string' &&
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '08006', '08001', '08003'].includes(code)
+  );
+}
+
+export function registerErrorHandling(app: App): void {
+  app.setErrorHandler((error, request, reply) => sendError(reply, request, toAppError(error, request)));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(
+      reply,
+      request,
+      new AppError('RESOURCE_NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}`, {
+        details: { method: request.method, path: request.url.split('?')[0] },
+      }),
+    ),
+  );
+}

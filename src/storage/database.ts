@@ -1,0 +1,14 @@
+import type { Kysely } from 'kysely';
+import type { Tables } from './tables.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** The storage backend the rest of the platform sees; SQLite and PostgreSQL each implement it. */
+export interface Database {
+  readonly db: Kysely<Tables>;
+  readonly dialect: Dialect;
+  /** Round-trips a trivial query; resolves to its duration in milliseconds. */
+  ping(): Promise<number>;
+  pool(): { active: number; idle: number; total: number; waiting: number };
+  close(): Promise<void>;
+}

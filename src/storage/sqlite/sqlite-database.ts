@@ -1,0 +1,31 @@
+import { performance } from 'node:perf_hooks';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import type { Database } from '../database.js';
+import type { Tables } from '../tables.js';
+
+export function createSqliteDatabase(file: string): Database {
+  const sqlite = new BetterSqlite3(file);
+  // WAL lets readers run beside the one writer; NORMAL sync is durable across process crashes in WAL mode.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
+  let closed = false;
+  return {
+    db,
+    dialect: 'sqlite',
+    async ping() {
+      const start = performance.now();
+      await sql`select 1`.execute(db);
+      return performance.now() - start;
+    },
+    pool: () => ({ active: 0, idle: closed ? 0 : 1, total: closed ? 0 : 1, waiting: 0 }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}

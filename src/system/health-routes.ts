@@ -1,0 +1,122 @@
+import { Type } from '@sinclair/typebox';
+import type { PlatformConfig } from '../config/config-schema.js';
+import { access } from '../http/access.js';
+import type { App } from '../http/app-type.js';
+import { Envelope, ok, Timestamp } from '../http/envelope.js';
+import type { ServiceRegistry } from '../kernel/service-registry.js';
+import { overallStatus } from './overall-status.js';
+import { PLATFORM_VERSION } from './platform-info.js';
+
+const tags = ['system'];
+
+const ComponentStatus = Type.Object(
+  { status: Type.String({ examples: ['healthy'] }) },
+  { additionalProperties: true, description: 'Status plus the figures the component measures' },
+);
+
+export function registerHealthRoutes(
+  app: App,
+  deps: { registry: ServiceRegistry; config: () => PlatformConfig; startedAt: number },
+): void {
+  const { registry } = deps;
+
+  app.get(
+    '/api/v1/health',
+    {
+      config: { access: access.public(), maintenanceExempt: true, rateLimitExempt: true },
+      schema: {
+        operationId: 'getHealth',
+        tags,
+        summary: 'Liveness: answers while the process serves (not enveloped)',
+        response: {
+          200: Type.Object({ status: Type.String({ examples: ['healthy'] }), timestamp: Timestamp }),
+        },
+      },
+    },
+    async () => ({ status: 'healthy', timestamp: new Date().toISOString() }),
+  );
+
+  app.get(
+    '/api/v1/ready',
+    {
+      config: { access: access.public(), maintenanceExempt: true, rateLimitExempt: true },
+      schema: {
+        operationId: 'getReady',
+        tags,
+        summary: 'Readiness: 200 when every service runs and the database answers, else 503',
+        response: {
+          200: Envelope(
+            Type.Object({ ready: Type.Boolean(), services: Type.Record(Type.String(), Type.String()) }),
+          ),
+          503: Envelope(
+            Type.Object({ ready: Type.Boolean(), services: Type.Record(Type.String(), Type.String()) }),
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const services: Record<string, string> = {};
+      for (const name of registry.names()) services[name] = registry.state(name);
+      let ready = Object.values(services).every((s) => s === 'running');
+      if (ready && registry.has('database')) {
+        ready = (await registry.health('database')).status !== 'unhealthy';
+      }
+      return reply.code(ready ? 200 : 503).send(ok(request, { ready, services }));
+    },
+  );
+
+  app.get(
+    '/api/v1/status',
+    {
+      config: { access: access.permission('read:system'), maintenanceExempt: true },
+      schema: {
+        operationId: 'getStatus',
+        tags,
+        summary: 'System status with every component read from the service registry',
+        querystring: Type.Object(
+          {
+            format: Type.Optional(
+              Type.Union([Type.Literal('full'), Type.Literal('short')], { default: 'full' }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Envelope(
+            Type.Object({
+              status: Type.String({ examples: ['healthy'] }),
+              version: Type.String(),
+              environment: Type.String(),
+              uptime: Type.Integer({ description: 'Seconds since start' }),
+              components: Type.Record(Type.String(), Type.Union([ComponentStatus, Type.String()])),
+            }),
+          ),
+        },
+      },
+    },
+    async (request) => {
+      const names = registry.names();
+      const healths = await Promise.all(names.map((n) => registry.health(n)));
+      const components: Record<string, { status: string; [k: string]: unknown } | string> = {};
+      names.forEach((name, i) => {
+        const health = healths[i]!;
+        if (request.query.format === 'short') {
+          components[name] = health.status;
+          return;
+        }
+        components[name] = {
+          status: health.status,
+          ...registry.get(name).metrics(),
+          ...(health.details ?? {}),
+        };
+      });
+      return ok(request, {
+        status: overallStatus(healths.map((h) => h.status)),
+        version: PLATFORM_VERSION,
+        environment: deps.config().server.environment,
+        uptime: Math.floor((Date.now() - deps.startedAt) / 1000),
+        components,
+      });
+    },
+  );
+}

@@ -1,0 +1,152 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { ConfigTree } from '../../src/config/config-tree.js';
+import { mergeTrees } from '../../src/config/config-tree.js';
+import { loadBootConfig } from '../../src/config/load-config.js';
+import { createPlatform, type Platform } from '../../src/server.js';
+import { backend, databaseUrl, PG_ADMIN_URL, REDIS_URL } from './backends.js';
+
+export const ADMIN_PASSWORD = 'admin-password-1';
+
+export interface TestPlatform {
+  platform: Platform;
+  backend: 'sqlite' | 'cluster';
+  /** The same storage and Redis prefix, for starting a second instance on it. */
+  storage: ConfigTree;
+  request(
+    method: string,
+    url: string,
+    options?: { token?: string; apiKey?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<LightMyRequestResponse & { data: any }>;
+  login(username: string, password: string): Promise<{ access: string; refresh: string }>;
+  adminToken(): Promise<string>;
+  /** Creates a user with the given roles and logs in; returns its id and tokens. */
+  createUser(
+    username: string,
+    roles?: string[],
+    password?: string,
+  ): Promise<{ id: string; access: string; refresh: string }>;
+  close(): Promise<void>;
+}
+
+/** Fast password hashing and generous limits, so tests spend their time on behaviour. */
+const TEST_DEFAULTS: ConfigTree = {
+  server: { port: 0, environment: 'test' },
+  logging: { level: 'silent' },
+  auth: { argon2_memory_kib: 1024, argon2_time_cost: 1 },
+  rate_limits: { authenticated: { max: 100_000 }, anonymous: { max: 100_000 }, auth: { max: 100_000 } },
+  webhooks: { allow_private_targets: true },
+};
+
+/** Isolated storage for one test platform: a temporary SQLite folder, or a new PostgreSQL database + Redis prefix. */
+async function provisionStorage(): Promise<{ tree: ConfigTree; cleanup: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-test-'));
+  if (backend === 'sqlite') {
+    return {
+      tree: { storage: { data_dir: dir } },
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const name = `platform_test_${randomBytes(6).toString('hex')}`;
+  const prefix = `test:${name}:`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  return {
+    tree: {
+      storage: { data_dir: dir },
+      database: { url: databaseUrl(name) },
+      redis: { url: REDIS_URL, key_prefix: prefix },
+    },
+    cleanup: async () => {
+      rmSync(dir, { recursive: true, force: true });
+      const c = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    },
+  };
+}
+
+export async function startPlatform(
+  overrides: ConfigTree = {},
+  options: { storage?: ConfigTree; env?: NodeJS.ProcessEnv } = {},
+): Promise<TestPlatform> {
+  const provisioned = options.storage
+    ? { tree: options.storage, cleanup: async () => {} }
+    : await provisionStorage();
+  const boot = loadBootConfig({
+    env: { PLATFORM_ADMIN_PASSWORD: ADMIN_PASSWORD, ...(options.env ?? {}) },
+    cwd: tmpdir(),
+    overrides: mergeTrees(mergeTrees(TEST_DEFAULTS, provisioned.tree), overrides),
+  });
+  let platform: Platform;
+  try {
+    platform = await createPlatform({ boot, print: () => {} });
+  } catch (err) {
+    await provisioned.cleanup();
+    throw err;
+  }
+  const request: TestPlatform['request'] = async (method, url, opts = {}) => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.token) headers['authorization'] = `Bearer ${opts.token}`;
+    if (opts.apiKey) headers['x-api-key'] = opts.apiKey;
+    const res = await platform.app.inject({
+      method: method as 'GET',
+      url,
+      headers,
+      ...(opts.body === undefined ? {} : { payload: opts.body as object }),
+    });
+    let data: unknown;
+    try {
+      data = res.json();
+    } catch {
+      data = undefined;
+    }
+    return Object.assign(res, { data });
+  };
+  const login = async (username: string, password: string) => {
+    const res = await request('POST', '/api/v1/auth/login', { body: { username, password } });
+    if (res.statusCode !== 200) throw new Error(`login of ${username} failed: ${res.body}`);
+    return { access: res.data.data.access_token as string, refresh: res.data.data.refresh_token as string };
+  };
+  let adminAccess: string | undefined;
+  return {
+    platform,
+    backend,
+    storage: provisioned.tree,
+    request,
+    login,
+    async adminToken() {
+      adminAccess ??= (await login('admin', ADMIN_PASSWORD)).access;
+      return adminAccess;
+    },
+    async createUser(username, roles = ['user'], password = 'user-password-1') {
+      const ctx = platform.context;
+      const { createPasswordHasher } = await import('../../src/auth/passwords.js');
+      const hasher = createPasswordHasher(1024, 1);
+      const row = await ctx.users.create({
+        username,
+        email: `${username}@example.test`,
+        passwordHash: await hasher.hash(password),
+        roles,
+      });
+      const tokens = await login(username, password);
+      return { id: row.id, ...tokens };
+    },
+    async close() {
+      await platform.close();
+      await provisioned.cleanup();
+    },
+  };
+}

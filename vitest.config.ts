@@ -1,0 +1,37 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Two projects over one suite: `embedded` runs every test on SQLite with in-memory shared state;
+ * `cluster` runs the storage-facing tests again on PostgreSQL and Redis (both must be reachable:
+ * a skipped backend is a failed run). PLATFORM_TEST_BACKENDS=embedded runs the first alone.
+ */
+const only = process.env.PLATFORM_TEST_BACKENDS;
+const projects = [
+  {
+    test: {
+      name: 'embedded',
+      include: ['test/**/*.test.ts'],
+      env: { PLATFORM_TEST_BACKEND: 'sqlite' },
+    },
+  },
+  {
+    test: {
+      name: 'cluster',
+      include: ['test/**/*.test.ts'],
+      exclude: ['test/unit/**'],
+      env: { PLATFORM_TEST_BACKEND: 'cluster' },
+      globalSetup: ['test/helpers/require-backends.ts'],
+    },
+  },
+].filter((p) => !only || only.split(',').includes(p.test.name));
+
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    teardownTimeout: 30_000,
+    reporters: ['default'],
+    projects,
+  },
+});
