@@ -18,7 +18,8 @@ const projects = [
     test: {
       name: 'cluster',
       include: ['test/**/*.test.ts'],
-      exclude: ['test/unit/**'],
+      // The browser tests of test/console/ use only the HTTP API, so one backend proves them (and keeps them fast).
+      exclude: ['test/unit/**', 'test/console/**'],
       env: { PLATFORM_TEST_BACKEND: 'cluster' },
       globalSetup: ['test/helpers/require-backends.ts'],
     },

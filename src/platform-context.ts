@@ -9,6 +9,8 @@ import type { ServiceRegistry } from './kernel/service-registry.js';
 import type { Database } from './storage/database.js';
 import type { Maintenance } from './system/maintenance.js';
 import type { SystemStateStore } from './system/system-state-store.js';
+import type { Scheduler } from './tasks/scheduler.js';
+import type { TaskRunner } from './tasks/task-runner.js';
 import type { UserStore } from './users/user-store.js';
 
 /**
@@ -29,6 +31,10 @@ export interface PlatformContext {
   readonly users: UserStore;
   readonly systemState: SystemStateStore;
   readonly maintenance: Maintenance;
+  /** Durable background tasks: register a type, start, cancel (docs/operations.md). */
+  readonly tasks: TaskRunner;
+  /** Recurring jobs from cron expressions, one instance per occurrence in a cluster. */
+  readonly scheduler: Scheduler;
   /** Closers run at shutdown after the HTTP server and services stopped, last registered first. */
   readonly onClose: (fn: () => Promise<void> | void) => void;
 }

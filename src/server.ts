@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import websocket from '@fastify/websocket';
 import Fastify from 'fastify';
 import { AuditLog } from './audit/audit-log.js';
+import { registerAuditRoutes } from './audit/audit-routes.js';
 import { AccessTokens } from './auth/access-tokens.js';
 import { ApiKeyStore } from './auth/api-key-store.js';
 import { registerAuthRoutes } from './auth/auth-routes.js';
@@ -9,6 +10,10 @@ import { AuthService } from './auth/auth-service.js';
 import { createPasswordHasher } from './auth/passwords.js';
 import { SessionStore } from './auth/session-store.js';
 import { randomToken } from './auth/token-hash.js';
+import { registerBackupRoutes } from './backups/backup-routes.js';
+import { BackupService } from './backups/backup-service.js';
+import { registerCacheRoutes } from './cache/cache-routes.js';
+import { CacheService } from './cache/cache-service.js';
 import { createMemorySharedState } from './cluster/memory/memory-shared-state.js';
 import { createRedisSharedState } from './cluster/redis/redis-shared-state.js';
 import type { SharedState } from './cluster/shared-state.js';
@@ -16,6 +21,8 @@ import { SharedStateService } from './cluster/shared-state-service.js';
 import { registerConfigRoutes } from './config/config-routes.js';
 import { ConfigService } from './config/config-service.js';
 import type { BootConfig } from './config/load-config.js';
+import { consoleDistDir, registerConsoleRoutes } from './console/console-routes.js';
+import { registerEventSystem } from './events/event-system.js';
 import type { App } from './http/app-type.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -24,19 +31,44 @@ import { registerRequestGates } from './http/request-gates.js';
 import { newId } from './kernel/new-id.js';
 import { PlatformEvents } from './kernel/platform-events.js';
 import { ServiceRegistry } from './kernel/service-registry.js';
+import { registerLogRoutes } from './logs/log-routes.js';
 import { loggerOptions } from './logs/logger-options.js';
+import { createPlatformLogging } from './logs/platform-logging.js';
+import { Mailer } from './mail/mailer.js';
+import { MetricsCollector } from './metrics/metrics-collector.js';
+import { registerMetricsRoutes } from './metrics/metrics-routes.js';
+import { registerRequestMetrics } from './metrics/request-metrics-hook.js';
 import type { PlatformContext } from './platform-context.js';
+import { registerBlockedIpRoutes } from './security/blocked-ip-routes.js';
 import { BlockedIps } from './security/blocked-ips.js';
+import { registerSecurityModule } from './security/register-security-module.js';
+import { proxyTrust } from './security/ip-ranges.js';
+import { registerServiceRoutes } from './services/service-routes.js';
 import { createDatabase } from './storage/create-database.js';
 import type { Database } from './storage/database.js';
 import { DatabaseService } from './storage/database-service.js';
 import { migrateToLatest } from './storage/migrate.js';
+import { Diagnostics } from './system/diagnostics.js';
+import { registerDiagnosticsRoutes } from './system/diagnostics-routes.js';
+import { registerDiagnosticsTask } from './system/diagnostics-task.js';
 import { registerHealthRoutes } from './system/health-routes.js';
 import { Maintenance } from './system/maintenance.js';
 import { registerMaintenanceRoutes } from './system/maintenance-routes.js';
 import { PLATFORM_VERSION } from './system/platform-info.js';
+import { SystemRestart } from './system/restart.js';
+import { RestartGate } from './system/restart-gate.js';
+import { registerRestartRoutes } from './system/restart-routes.js';
+import { SystemHealth } from './system/system-health.js';
+import { registerSystemHealthRoutes } from './system/system-health-routes.js';
+import { collectorTotals, SystemHealthWindow } from './system/system-health-window.js';
 import { SystemStateStore } from './system/system-state-store.js';
+import { registerDatabaseCleanup } from './tasks/database-cleanup-task.js';
+import { Scheduler } from './tasks/scheduler.js';
+import { registerTaskRoutes } from './tasks/task-routes.js';
+import { TaskRunner } from './tasks/task-runner.js';
+import { TaskStore } from './tasks/task-store.js';
 import { bootstrapAdmin } from './users/bootstrap-admin.js';
+import { registerUserModule } from './users/register-user-module.js';
 import { UserStore } from './users/user-store.js';
 
 export interface Platform {
@@ -52,6 +84,8 @@ export interface PlatformOptions {
   boot: BootConfig;
   /** Where one-time notices (the generated admin password) are printed. */
   print?: (text: string) => void;
+  /** Where log lines go instead of stdout (tests read them to prove that secrets are never logged). */
+  logStream?: { write(line: string): void };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -85,20 +119,24 @@ async function assemble(
 ): Promise<Platform> {
   const { boot } = options;
   const db = database.db;
-  const config = new ConfigService(boot.layers, { configFile: boot.configFile }, db, shared);
+  const config = new ConfigService(boot, db, shared);
   await config.start();
   closers.push(() => config.stop());
   const cfg = () => config.current();
   const startedAt = Date.now();
 
+  // stdout (or options.logStream) at logging.level, plus the log store at INFO and above.
+  const logging = await createPlatformLogging({ cfg, database, stdout: options.logStream });
+  closers.push(() => logging.service.close());
   const app = Fastify({
-    logger: loggerOptions(cfg().logging.level),
+    logger: loggerOptions(cfg().logging.level, logging.output),
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : newId('req');
     },
     requestIdHeader: false,
-    trustProxy: cfg().server.trusted_proxies.length > 0 ? [...cfg().server.trusted_proxies] : false,
+    // A function, not a list, so a change of server.trusted_proxies applies without a restart.
+    trustProxy: proxyTrust(() => cfg().server.trusted_proxies),
     bodyLimit: cfg().server.body_limit_bytes,
     requestTimeout: cfg().server.request_timeout_seconds * 1000,
     return503OnClosing: true,
@@ -107,7 +145,7 @@ async function assemble(
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   config.onChange((keys) => {
-    if (keys.includes('logging.level')) app.log.level = cfg().logging.level;
+    if (keys.includes('logging.level')) app.log.level = logging.output.setLevel(cfg().logging.level);
   });
 
   const systemState = new SystemStateStore(db);
@@ -118,6 +156,8 @@ async function assemble(
   const apiKeys = new ApiKeyStore(db);
   const hasher = createPasswordHasher(cfg().auth.argon2_memory_kib, cfg().auth.argon2_time_cost);
   const events = new PlatformEvents();
+  const cache = new CacheService({ cfg, shared, onConfigChange: (listener) => config.onChange(listener) });
+  closers.push(() => cache.close());
   const auth = new AuthService({
     config: cfg,
     users,
@@ -127,6 +167,7 @@ async function assemble(
     hasher,
     shared,
     events,
+    cache,
   });
   closers.push(() => auth.close());
   const audit = new AuditLog(db);
@@ -140,6 +181,32 @@ async function assemble(
   const registry = new ServiceRegistry();
   registry.register(new DatabaseService(database));
   registry.register(new SharedStateService(shared));
+  registry.register(cache);
+  registry.register(logging.service);
+  const metrics = new MetricsCollector({
+    database,
+    cfg,
+    registry,
+    responses: cache.namespace('api_responses'),
+    log: app.log.child({ component: 'metrics' }),
+  });
+  registry.register(metrics);
+  const taskStore = new TaskStore(db);
+  const tasks = new TaskRunner({
+    store: taskStore,
+    shared,
+    events,
+    cfg,
+    log: app.log,
+    reportError: (err) => registry.recordError('task_runner', err),
+  });
+  registry.register(tasks.service);
+  const scheduler = new Scheduler({
+    shared,
+    log: app.log,
+    reportError: (err) => registry.recordError('scheduler', err),
+  });
+  registry.register(scheduler);
 
   const context: PlatformContext = {
     app,
@@ -154,6 +221,8 @@ async function assemble(
     users,
     systemState,
     maintenance,
+    tasks,
+    scheduler,
     onClose: (fn) => closers.push(fn),
   };
 
@@ -164,11 +233,58 @@ async function assemble(
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  registerRequestMetrics(app, metrics.requests);
+  // Requests wait at this gate while services restart in-process (services API, system restart).
+  const restartGate = new RestartGate({
+    holdMs: () => cfg().server.request_timeout_seconds * 1000,
+    drainMs: () => cfg().server.shutdown_grace_seconds * 1000,
+  });
+  restartGate.register(app);
 
   registerHealthRoutes(app, { registry, config: cfg, startedAt });
   registerAuthRoutes(app, { auth, users, sessions, apiKeys });
   registerConfigRoutes(app, { config, audit, events });
   registerMaintenanceRoutes(app, { maintenance, audit, events });
+  registerCacheRoutes(app, { cache, audit });
+  registerMetricsRoutes(app, { collector: metrics, cache, database, cfg });
+  registerLogRoutes(app, { logs: logging.service });
+  registerDatabaseCleanup({
+    tasks,
+    scheduler,
+    store: taskStore,
+    db,
+    cfg,
+    reportError: (err) => registry.recordError('scheduler', err),
+  });
+  registerTaskRoutes(app, { tasks, audit });
+  const backups = new BackupService({
+    ...{ database, cfg, config, auth, maintenance, shared, audit, events, tasks, scheduler },
+    logs: logging.service,
+    log: app.log,
+  });
+  registry.register(backups);
+  registerBackupRoutes(app, { backups });
+  registerServiceRoutes(app, { registry, gate: restartGate, audit, version: PLATFORM_VERSION });
+  const healthWindow = new SystemHealthWindow(() => collectorTotals(registry));
+  healthWindow.start();
+  closers.push(() => healthWindow.stop());
+  const systemHealth = new SystemHealth({ registry, cfg, window: healthWindow, startedAt });
+  registerSystemHealthRoutes(app, { health: systemHealth });
+  const diagnostics = new Diagnostics({ registry, database, shared, tasks, taskStore, cfg });
+  registerDiagnosticsTask(tasks, diagnostics);
+  registerDiagnosticsRoutes(app, { diagnostics, tasks, audit });
+  const systemRestart = new SystemRestart({ registry, gate: restartGate, events, log: app.log });
+  // Before the services stop at close: a planned restart is dropped, one under way finishes first.
+  app.addHook('onClose', () => systemRestart.close());
+  registerRestartRoutes(app, { restart: systemRestart, audit });
+  await registerEventSystem(context);
+  registerBlockedIpRoutes(app, { blockedIps, audit, events });
+  const mailer = new Mailer(cfg, app.log);
+  registry.register(mailer);
+  registerUserModule(context, { hasher, mailer });
+  registerSecurityModule(context);
+  registerAuditRoutes(app, { audit });
+  if (cfg().console.enabled) await registerConsoleRoutes(app, { distDir: consoleDistDir(cfg()) });
 
   await bootstrapAdmin(
     users,

@@ -1,7 +1,22 @@
 import type { FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
-import type { Tables } from '../storage/tables.js';
+import type { AuditLogTable, Tables } from '../storage/tables.js';
+
+export type AuditRow = Selectable<AuditLogTable>;
+
+export interface AuditQuery {
+  /** An exact action (`user.suspend`) or a prefix pattern (`user.*`). */
+  action?: string | undefined;
+  adminUser?: string | undefined;
+  resourceType?: string | undefined;
+  resourceId?: string | undefined;
+  startTime?: string | undefined;
+  endTime?: string | undefined;
+  order: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
 
 export interface AuditEntryInput {
   action: string;
@@ -23,6 +38,30 @@ export class AuditLog {
       ipAddress: request.ip,
       userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512),
     });
+  }
+
+  /** Entries matching the filters, newest first by default, with the number of matches. */
+  async list(q: AuditQuery): Promise<{ rows: AuditRow[]; total: number }> {
+    let base = this.db.selectFrom('audit_log');
+    if (q.action?.endsWith('*')) {
+      // `user.*` → every action starting `user.`; LIKE wildcards in the prefix are matched literally.
+      const prefix = q.action.slice(0, -1).replace(/[\\%_]/g, (c) => `\\${c}`);
+      base = base.where('action', 'like', sql<string>`${`${prefix}%`} escape '\\'`);
+    } else if (q.action) base = base.where('action', '=', q.action);
+    if (q.adminUser) base = base.where('admin_user', '=', q.adminUser);
+    if (q.resourceType) base = base.where('resource_type', '=', q.resourceType);
+    if (q.resourceId) base = base.where('resource_id', '=', q.resourceId);
+    if (q.startTime) base = base.where('timestamp', '>=', q.startTime);
+    if (q.endTime) base = base.where('timestamp', '<=', q.endTime);
+    const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    const rows = await base
+      .selectAll()
+      .orderBy('timestamp', q.order)
+      .orderBy('id', q.order)
+      .limit(q.limit)
+      .offset(q.offset)
+      .execute();
+    return { rows, total: Number(total?.n ?? 0) };
   }
 
   /** Records an action taken by the platform itself or the CLI. */

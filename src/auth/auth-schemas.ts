@@ -1,5 +1,6 @@
 import { type TString, Type } from '@sinclair/typebox';
 import { Timestamp } from '../http/envelope.js';
+import { ALL_PERMISSIONS } from './roles.js';
 
 export const TokenPair = Type.Object({
   access_token: Type.String(),
@@ -18,8 +19,9 @@ export const TokenPair = Type.Object({
 
 export const LoginBody = Type.Object(
   {
-    username: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-    email: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    // No control characters: no account name has them, and PostgreSQL cannot even compare a NUL.
+    username: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f]+$' })),
+    email: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f]+$' })),
     password: Type.String({ minLength: 1, maxLength: 1024 }),
   },
   { additionalProperties: false, examples: [{ username: 'admin', password: 'correct horse battery' }] },
@@ -82,7 +84,12 @@ export const CreateApiKeyBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100 }),
     scopes: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 64, uniqueItems: true }),
+      Type.Array(Type.String({ enum: [...ALL_PERMISSIONS, '*'] }), {
+        maxItems: 64,
+        uniqueItems: true,
+        description:
+          "A subset of the owner's permissions (`*`: all of them); omitted or empty: all of the owner's permissions",
+      }),
     ),
     expires_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
   },
@@ -92,5 +99,8 @@ export const CreateApiKeyBody = Type.Object(
   },
 );
 
+/** Ids are `prefix_` + base32 (`ses_…`, `key_…`); anything else can only be a 404 or a typo. */
 export const IdParams = <K extends string>(name: K) =>
-  Type.Object({ [name]: Type.String({ minLength: 1, maxLength: 64 }) } as Record<K, TString>);
+  Type.Object({
+    [name]: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }),
+  } as Record<K, TString>);

@@ -1,3 +1,5 @@
+import type { CacheService } from '../cache/cache-service.js';
+import { LocalCache } from '../cache/local-cache.js';
 import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from '../http/app-error.js';
@@ -8,10 +10,9 @@ import type { AccessTokens } from './access-tokens.js';
 import { type ApiKeyRow, type ApiKeyStore, scopesOf } from './api-key-store.js';
 import type { PasswordHasher } from './passwords.js';
 import type { Principal } from './principal.js';
-import { TtlCache } from './principal-cache.js';
 import { permissionsOf } from './roles.js';
 import type { SessionRow, SessionStore } from './session-store.js';
-import { randomToken } from './token-hash.js';
+import { randomToken, sha256Hex } from './token-hash.js';
 
 const INVALIDATE_CHANNEL = 'auth.invalidate';
 type Invalidation = { sessionIds?: string[]; userId?: string; apiKeyId?: string };
@@ -42,9 +43,11 @@ const authFailed = (reason: string, message = 'Invalid credentials') =>
  * Lookups are cached briefly; every revocation is announced so all instances drop their copies at once.
  */
 export class AuthService {
-  private readonly sessions = new TtlCache<SessionRow>(30_000);
-  private readonly users = new TtlCache<UserRow>(30_000);
-  private readonly keys = new TtlCache<ApiKeyRow>(30_000);
+  // Cached in the cache service's `user_sessions` namespace (L1 only), so they count in its statistics
+  // and an operator's clear of user_sessions drops them on every instance.
+  private readonly sessions: LocalCache<SessionRow>;
+  private readonly users: LocalCache<UserRow>;
+  private readonly keys: LocalCache<ApiKeyRow>;
   private readonly keyUse = new Map<string, number>();
   private readonly unsubscribe: () => void;
   private flushTimer: NodeJS.Timeout | undefined;
@@ -59,8 +62,17 @@ export class AuthService {
       hasher: PasswordHasher;
       shared: SharedState;
       events: PlatformEvents;
+      /** Absent in CLI tools, which then cache in a private L1. */
+      cache?: CacheService;
     },
   ) {
+    const local = <V>(kind: string) =>
+      deps.cache
+        ? deps.cache.local<V>('user_sessions', kind, 30_000)
+        : LocalCache.standalone<V>(kind, 30_000);
+    this.sessions = local<SessionRow>('session');
+    this.users = local<UserRow>('user');
+    this.keys = local<ApiKeyRow>('api_key');
     this.unsubscribe = deps.shared.subscribe(INVALIDATE_CHANNEL, (m) => this.dropCached(m as Invalidation));
     this.flushTimer = setInterval(() => void this.flushKeyUse(), 5000);
     this.flushTimer.unref();
@@ -86,7 +98,8 @@ export class AuthService {
       });
       throw authFailed('invalid_credentials');
     }
-    if (user.locked_until && user.locked_until > nowIso()) {
+    const now = nowIso();
+    if (user.locked_until && user.locked_until > now) {
       throw authFailed(
         'account_locked',
         'The account is locked after repeated failed logins; try again later',
@@ -94,13 +107,13 @@ export class AuthService {
     }
     const valid = await this.deps.hasher.verify(user.password_hash, password);
     if (!valid) {
-      const attempts = user.failed_login_attempts + 1;
+      // A lockout that has run out starts a fresh count, so one more mistake does not lock again at once.
+      const previous = user.locked_until && user.locked_until <= now ? 0 : user.failed_login_attempts;
+      const attempts = previous + 1;
       const lock = attempts >= cfg.max_failed_logins;
       await this.deps.users.update(user.id, {
         failed_login_attempts: attempts,
-        locked_until: lock
-          ? new Date(Date.now() + cfg.lockout_minutes * 60_000).toISOString()
-          : user.locked_until,
+        locked_until: lock ? new Date(Date.now() + cfg.lockout_minutes * 60_000).toISOString() : null,
       });
       this.users.delete(user.id);
       this.deps.events.announce('auth.login_failed', 'auth', {
@@ -191,6 +204,7 @@ export class AuthService {
     if (!user || !(await this.deps.hasher.verify(user.password_hash, current))) {
       throw new AppError('AUTHENTICATION_FAILED', 'The current password is not correct', {
         details: { field: 'current_password', reason: 'incorrect' },
+        headers: { 'www-authenticate': 'Bearer' },
       });
     }
     this.assertPasswordAcceptable(next);
@@ -205,6 +219,11 @@ export class AuthService {
       password_change_required: 0,
     });
     await this.userChanged(user.id);
+    // Whoever knew the old password may hold other sessions: they end; the caller's own session stays.
+    const others = (await this.deps.sessionStore.listForUser(user.id)).filter(
+      (s) => s.revoked_at === null && s.id !== principal.sessionId,
+    );
+    for (const s of others) await this.revokeSessions({ sessionId: s.id }, 'password_changed');
   }
 
   assertPasswordAcceptable(password: string, field = 'new_password'): void {
@@ -257,7 +276,7 @@ export class AuthService {
       if (!session) throw authFailed('session_revoked', 'The session has ended');
       this.sessions.set(claims.sid, session);
     }
-    if (session.revoked_at !== null || session.user_id !== claims.sub) {
+    if (session.revoked_at !== null || session.user_id !== claims.sub || session.expires_at <= nowIso()) {
       throw authFailed('session_revoked', 'The session has ended');
     }
     const user = await this.activeUser(claims.sub);
@@ -274,11 +293,13 @@ export class AuthService {
   }
 
   private async fromApiKey(key: string): Promise<Principal> {
-    let row = this.keys.get(key);
+    // Keyed by the key's hash: the raw key is a secret and stays out of the cache.
+    const cacheKey = sha256Hex(key);
+    let row = this.keys.get(cacheKey);
     if (!row) {
       row = await this.deps.apiKeys.findByKey(key);
       if (!row) throw authFailed('invalid_api_key', 'The API key is invalid');
-      this.keys.set(key, row);
+      this.keys.set(cacheKey, row);
     }
     if (row.revoked_at !== null) throw authFailed('invalid_api_key', 'The API key has been revoked');
     if (row.expires_at !== null && row.expires_at <= nowIso())

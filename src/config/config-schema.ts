@@ -20,7 +20,8 @@ export const ConfigSchema = Type.Object(
       host: Type.String({ minLength: 1, default: '127.0.0.1', ...restart }),
       port: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080, ...restart }),
       environment: Type.String({ default: 'production' }),
-      trusted_proxies: Type.Array(Type.String(), { default: [] }),
+      // Read when the HTTP server is built (Fastify's trustProxy), hence restart-only.
+      trusted_proxies: Type.Array(Type.String(), { default: [], ...restart }),
       body_limit_bytes: Type.Integer({
         minimum: 1024,
         maximum: 64 * 1024 * 1024,
@@ -48,8 +49,9 @@ export const ConfigSchema = Type.Object(
       password_min_length: Type.Integer({ minimum: 8, maximum: 128, default: 10 }),
       max_failed_logins: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
       lockout_minutes: Type.Integer({ minimum: 1, maximum: 1440, default: 15 }),
-      argon2_memory_kib: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 19_456 }),
-      argon2_time_cost: Type.Integer({ minimum: 1, maximum: 10, default: 2 }),
+      // The hasher is built once at start; existing hashes keep their own parameters either way.
+      argon2_memory_kib: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 19_456, ...restart }),
+      argon2_time_cost: Type.Integer({ minimum: 1, maximum: 10, default: 2, ...restart }),
     }),
     rate_limits: section({
       enabled: Type.Boolean({ default: true }),
@@ -92,21 +94,58 @@ export const ConfigSchema = Type.Object(
       retention_days: Type.Integer({ minimum: 1, maximum: 3650, default: 14 }),
     }),
     metrics: section({
-      public_prometheus: Type.Boolean({ default: false }),
+      // Decides the access rule of GET /metrics when the route is registered, hence restart-only.
+      public_prometheus: Type.Boolean({ default: false, ...restart }),
       sample_interval_seconds: Type.Integer({ minimum: 1, maximum: 3600, default: 10 }),
+      retention_days: Type.Integer({ minimum: 1, maximum: 3650, default: 7 }),
+      slow_route_p95_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 1000 }),
     }),
     mail: section({
       smtp_url: Type.String({ default: '', ...secret }),
       from: Type.String({ default: 'Platform <platform@localhost>' }),
+      timeout_seconds: Type.Integer({ minimum: 1, maximum: 120, default: 10 }),
+    }),
+    security: section({
+      brute_force_window_minutes: Type.Integer({ minimum: 1, maximum: 1440, default: 15 }),
+      brute_force_account_threshold: Type.Integer({ minimum: 2, maximum: 10_000, default: 5 }),
+      brute_force_ip_threshold: Type.Integer({ minimum: 2, maximum: 100_000, default: 20 }),
+      api_key_stale_days: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
+      failed_login_retention_days: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+      server_error_threshold: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 50 }),
+      server_error_window_minutes: Type.Integer({ minimum: 1, maximum: 1440, default: 5 }),
     }),
     backups: section({
       encryption_key: Type.String({ default: '', ...secret }),
       schedule: Type.String({ default: '' }),
       retention_count: Type.Integer({ minimum: 1, maximum: 1000, default: 7 }),
+      // Limits a restore enforces while unpacking, so an archive cannot exhaust memory or disk.
+      max_archive_entries: Type.Integer({ minimum: 10, maximum: 10_000_000, default: 100_000 }),
+      max_entry_bytes: Type.Integer({ minimum: 1024, maximum: 2 ** 50, default: 4 * 1024 ** 3 }),
+      max_unpacked_bytes: Type.Integer({ minimum: 1024, maximum: 2 ** 50, default: 16 * 1024 ** 3 }),
+    }),
+    tasks: section({
+      lease_seconds: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),
+      retention_days: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+      cleanup_schedule: Type.String({ minLength: 1, default: '17 3 * * *', ...restart }),
+      max_log_lines: Type.Integer({ minimum: 10, maximum: 100_000, default: 1000 }),
+      stop_timeout_seconds: Type.Integer({ minimum: 0, maximum: 600, default: 5 }),
+    }),
+    health: section({
+      memory_limit_mb: Type.Integer({ minimum: 0, maximum: 1_048_576, default: 0 }),
+      memory_warning_percent: Type.Integer({ minimum: 1, maximum: 100, default: 85 }),
     }),
     cache: section({
       l1_max_entries: Type.Integer({ minimum: 10, maximum: 10_000_000, default: 10_000 }),
       default_ttl_seconds: Type.Integer({ minimum: 1, maximum: 86_400 * 30, default: 300 }),
+      l1_max_mb: Type.Integer({ minimum: 1, maximum: 65_536, default: 64 }),
+    }),
+    console: section({
+      enabled: Type.Boolean({ default: true, ...restart }),
+      dist_dir: Type.String({
+        default: '',
+        description: 'Folder of the built console; empty means console/dist of the installation',
+        ...restart,
+      }),
     }),
   },
   { additionalProperties: false },

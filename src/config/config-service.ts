@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { SharedState } from '../cluster/shared-state.js';
+import { AppError } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
 import type { Tables } from '../storage/tables.js';
 import { isRestartKey, isSecretKey, SECRET_MASK } from './config-masking.js';
@@ -15,17 +16,27 @@ import {
   unflatten,
   validateTree,
 } from './config-tree.js';
-import { loadBootConfig } from './load-config.js';
+import type { BootConfig } from './load-config.js';
 
 const CHANGED_CHANNEL = 'config.changed';
 const VERSION_KEY = 'config.version';
-// Where the database itself lives cannot be stored in that database.
+const LOCK = 'config.update';
+// Where the database and the shared state live cannot be stored in that database.
 const BOOT_ONLY = ['database.', 'storage.', 'redis.'];
+
+export const isBootOnlyKey = (path: string): boolean => BOOT_ONLY.some((prefix) => path.startsWith(prefix));
 
 export interface ConfigMetadata {
   last_updated: string | null;
   updated_by: string | null;
   config_version: string;
+}
+
+export interface ConfigChange {
+  /** Dotted keys whose effective value changed. */
+  updated_keys: string[];
+  /** True when one of them is read only at start (`x-restart`). */
+  restart_required: boolean;
 }
 
 /**
@@ -34,18 +45,19 @@ export interface ConfigMetadata {
  */
 export class ConfigService {
   private effective: PlatformConfig;
+  private layers: ConfigTree;
   private overrides: Record<string, unknown> = {};
   private meta: ConfigMetadata = { last_updated: null, updated_by: null, config_version: '0' };
   private readonly listeners = new Set<(keys: string[]) => void>();
   private unsubscribe: (() => void) | undefined;
 
   constructor(
-    private layers: ConfigTree,
-    private readonly source: { configFile: string | undefined },
+    private boot: Pick<BootConfig, 'layers' | 'reload'>,
     private readonly db: Kysely<Tables>,
     private readonly shared: SharedState,
   ) {
-    this.effective = deepFreeze(this.compose(layers, {}));
+    this.layers = boot.layers;
+    this.effective = deepFreeze(this.compose(this.layers, {}));
   }
 
   current(): PlatformConfig {
@@ -74,91 +86,151 @@ export class ConfigService {
   }
 
   /**
-   * Validates and stores a partial tree of changes. Writing the mask back for a secret keeps it unchanged.
+   * Validates and stores a partial tree of changes (dotted keys are accepted as a shorthand).
+   * - Writing the mask back for a secret keeps it unchanged.
+   * - `null` removes the runtime change of a key, so the file, environment or default value applies again.
+   * - Boot-only keys (database, storage, redis) are refused unless the value is the one in effect, so a
+   *   configuration read with GET can be sent back whole.
    * Every problem is reported at once; nothing is written unless the whole change is valid.
    */
-  async update(
-    changes: unknown,
-    actor: string,
-  ): Promise<{ updated_keys: string[]; restart_required: boolean }> {
+  async update(changes: unknown, actor: string): Promise<ConfigChange> {
     if (typeof changes !== 'object' || changes === null || Array.isArray(changes)) {
       throw configValidationError([{ field: '(body)', reason: 'must be an object of sections' }]);
     }
     const forbidden = findForbiddenKeys(changes);
     if (forbidden.length > 0) throw configValidationError(forbidden);
-    const flat = flattenTree(changes as ConfigTree);
-    const problems: ConfigProblem[] = [];
-    const accepted: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(flat)) {
-      const schema = schemaAt(key.split('.'));
-      if (!schema) {
-        problems.push({ field: key, reason: 'unknown key' });
-        continue;
+    return this.locked(async () => {
+      // Another instance may have changed the stored overrides since this one last heard of it.
+      await this.loadFromDatabase();
+      const flat = flattenTree(changes as ConfigTree);
+      const problems: ConfigProblem[] = [];
+      const accepted: Record<string, unknown> = {};
+      const removed: string[] = [];
+      for (const [key, value] of Object.entries(flat)) {
+        const schema = schemaAt(key.split('.'));
+        if (!schema) {
+          problems.push({ field: key, reason: 'unknown key' });
+          continue;
+        }
+        if (schema.type === 'object') {
+          problems.push({ field: key, reason: 'must be an object of keys' });
+          continue;
+        }
+        const unchanged =
+          (isSecretKey(key) && value === SECRET_MASK) ||
+          JSON.stringify(this.valueAt(key)) === JSON.stringify(value);
+        if (isBootOnlyKey(key)) {
+          if (!unchanged)
+            problems.push({ field: key, reason: 'can only be set in the config file or the environment' });
+          continue;
+        }
+        if (isSecretKey(key) && value === SECRET_MASK) continue;
+        if (value === null) removed.push(key);
+        else accepted[key] = value;
       }
-      if (schema.type === 'object') {
-        problems.push({ field: key, reason: 'must be an object of keys' });
-        continue;
-      }
-      if (BOOT_ONLY.some((prefix) => key.startsWith(prefix))) {
-        problems.push({ field: key, reason: 'can only be set in the config file or the environment' });
-        continue;
-      }
-      if (isSecretKey(key) && value === SECRET_MASK) continue;
-      accepted[key] = value;
-    }
-    const candidate = { ...this.overrides, ...accepted };
-    const { problems: schemaProblems } = validateTree(mergeTrees(this.layers, unflatten(candidate)));
-    problems.push(
-      ...schemaProblems.filter((p) => p.field in flat || !problems.some((q) => q.field === p.field)),
-    );
-    if (problems.length > 0) throw configValidationError(problems);
+      const candidate = { ...this.overrides, ...accepted };
+      for (const key of removed) delete candidate[key];
+      const { problems: schemaProblems } = validateTree(mergeTrees(this.layers, unflatten(candidate)));
+      for (const p of schemaProblems) if (!problems.some((q) => q.field === p.field)) problems.push(p);
+      if (problems.length > 0) throw configValidationError(problems);
 
-    const changed = Object.keys(accepted).filter(
-      (k) => JSON.stringify(this.valueAt(k)) !== JSON.stringify(accepted[k]),
-    );
-    if (changed.length > 0) {
+      const next = this.compose(this.layers, candidate);
+      const changed = [...Object.keys(accepted), ...removed].filter(
+        (k) => JSON.stringify(this.valueAt(k)) !== JSON.stringify(valueIn(next, k)),
+      );
+      const storedChanged =
+        Object.keys(accepted).some(
+          (k) => JSON.stringify(this.overrides[k]) !== JSON.stringify(accepted[k]),
+        ) || removed.some((k) => k in this.overrides);
+      if (!storedChanged) return { updated_keys: changed, restart_required: changed.some(isRestartKey) };
+
       const now = nowIso();
       await this.db.transaction().execute(async (trx) => {
-        for (const key of changed) {
-          const value = JSON.stringify(accepted[key]);
+        for (const [key, v] of Object.entries(accepted)) {
+          const value = JSON.stringify(v);
           await trx
             .insertInto('config_overrides')
             .values({ key, value, updated_at: now, updated_by: actor })
             .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: now, updated_by: actor }))
             .execute();
         }
-        const version = Number(this.meta.config_version) + 1;
-        const state = JSON.stringify({ version, updated_at: now, updated_by: actor });
-        await trx
-          .insertInto('system_state')
-          .values({ key: VERSION_KEY, value: state, updated_at: now })
-          .onConflict((oc) => oc.column('key').doUpdateSet({ value: state, updated_at: now }))
-          .execute();
+        if (removed.length > 0)
+          await trx.deleteFrom('config_overrides').where('key', 'in', removed).execute();
+        if (changed.length > 0) await this.bumpVersion(trx, now, actor);
       });
       await this.loadFromDatabase();
       await this.shared.publish(CHANGED_CHANNEL, { keys: changed });
-    }
-    return { updated_keys: changed, restart_required: changed.some(isRestartKey) };
+      return { updated_keys: changed, restart_required: changed.some(isRestartKey) };
+    });
   }
 
-  /** Re-reads the file and environment, then re-applies the stored runtime changes. */
-  async reload(): Promise<{ changed_keys: string[] }> {
-    const boot = loadBootConfig({ configFile: this.source.configFile });
-    this.layers = boot.layers;
-    return { changed_keys: await this.loadFromDatabase() };
+  /**
+   * Re-reads the file and environment, then re-applies the stored runtime changes on top.
+   * An invalid file is refused with every problem listed, and the configuration in effect stays.
+   */
+  async reload(actor: string): Promise<ConfigChange> {
+    const boot = this.boot.reload();
+    return this.locked(async () => {
+      this.boot = boot;
+      this.layers = boot.layers;
+      const changed = await this.loadFromDatabase();
+      if (changed.length > 0) {
+        const now = nowIso();
+        await this.db.transaction().execute((trx) => this.bumpVersion(trx, now, actor));
+        await this.loadFromDatabase();
+        await this.shared.publish(CHANGED_CHANNEL, { keys: changed });
+      }
+      return { updated_keys: changed, restart_required: changed.some(isRestartKey) };
+    });
+  }
+
+  /** One writer at a time across the cluster, so two changes never take the same config_version. */
+  private async locked<T>(work: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const release = await this.shared.tryLock(LOCK, 15_000);
+      if (release) {
+        try {
+          return await work();
+        } finally {
+          await release().catch(() => {});
+        }
+      }
+      if (Date.now() > deadline) {
+        throw new AppError('RESOURCE_CONFLICT', 'Another configuration change is in progress; retry', {
+          details: { reason: 'config_locked' },
+        });
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private async bumpVersion(trx: Kysely<Tables>, now: string, actor: string): Promise<void> {
+    const row = await trx
+      .selectFrom('system_state')
+      .select('value')
+      .where('key', '=', VERSION_KEY)
+      .executeTakeFirst();
+    const version = row ? (JSON.parse(row.value) as { version: number }).version + 1 : 1;
+    const state = JSON.stringify({ version, updated_at: now, updated_by: actor });
+    await trx
+      .insertInto('system_state')
+      .values({ key: VERSION_KEY, value: state, updated_at: now })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value: state, updated_at: now }))
+      .execute();
   }
 
   private valueAt(key: string): unknown {
-    let node: unknown = this.effective;
-    for (const part of key.split('.')) node = (node as Record<string, unknown>)?.[part];
-    return node;
+    return valueIn(this.effective, key);
   }
 
   private async loadFromDatabase(): Promise<string[]> {
     const rows = await this.db.selectFrom('config_overrides').selectAll().execute();
     const overrides: Record<string, unknown> = {};
     for (const row of rows) {
-      if (schemaAt(row.key.split('.'))) overrides[row.key] = JSON.parse(row.value) as unknown;
+      // A key removed from the schema in a newer version, or one made boot-only, is ignored rather than fatal.
+      if (schemaAt(row.key.split('.')) && !isBootOnlyKey(row.key))
+        overrides[row.key] = JSON.parse(row.value) as unknown;
     }
     const versionRow = await this.db
       .selectFrom('system_state')
@@ -188,4 +260,10 @@ export class ConfigService {
     if (!config) throw configValidationError(problems);
     return config;
   }
+}
+
+function valueIn(tree: PlatformConfig, key: string): unknown {
+  let node: unknown = tree;
+  for (const part of key.split('.')) node = (node as Record<string, unknown> | undefined)?.[part];
+  return node;
 }

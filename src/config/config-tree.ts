@@ -1,4 +1,5 @@
-import { Value } from '@sinclair/typebox/value';
+import type { TSchema } from '@sinclair/typebox';
+import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import { AppError } from '../http/app-error.js';
 import { ConfigSchema, type PlatformConfig, schemaAt } from './config-schema.js';
 
@@ -13,13 +14,17 @@ const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 const isPlainObject = (v: unknown): v is ConfigTree =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 
-/** Collects keys that could pollute prototypes; such input is refused, never merged. */
+/**
+ * Collects keys that could pollute prototypes; such input is refused, never merged. A dotted key
+ * (`"server.__proto__"`) is checked segment by segment, since dotted keys are accepted as a shorthand.
+ */
 export function findForbiddenKeys(value: unknown, prefix = ''): ConfigProblem[] {
   if (!isPlainObject(value)) return [];
   const out: ConfigProblem[] = [];
   for (const key of Object.keys(value)) {
     const path = prefix ? `${prefix}.${key}` : key;
-    if (FORBIDDEN_KEYS.has(key)) out.push({ field: path, reason: 'forbidden key' });
+    if (key.split('.').some((part) => FORBIDDEN_KEYS.has(part)))
+      out.push({ field: path, reason: 'forbidden key' });
     else out.push(...findForbiddenKeys(value[key], path));
   }
   return out;
@@ -70,14 +75,18 @@ export function validateTree(tree: ConfigTree): { config?: PlatformConfig; probl
   const withDefaults = Value.Default(ConfigSchema, structuredClone(tree)) as unknown;
   for (const error of Value.Errors(ConfigSchema, withDefaults)) {
     const field = error.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
-    const reason =
-      error.schema && error.message.includes('Unexpected property')
-        ? 'unknown key'
-        : error.message.toLowerCase();
-    problems.push({ field, reason });
+    problems.push({ field, reason: reasonOf(error.type, error.schema, error.message) });
   }
   if (problems.length > 0) return { problems: dedupe(problems) };
   return { config: withDefaults as PlatformConfig, problems: [] };
+}
+
+function reasonOf(type: ValueErrorType, schema: TSchema, message: string): string {
+  if (type === ValueErrorType.ObjectAdditionalProperties) return 'unknown key';
+  const choices = (schema.anyOf as TSchema[] | undefined)?.map((s) => s.const);
+  if (type === ValueErrorType.Union && choices?.every((c) => typeof c === 'string'))
+    return `must be one of ${choices.join(', ')}`;
+  return message.toLowerCase();
 }
 
 function dedupe(problems: ConfigProblem[]): ConfigProblem[] {

@@ -21,6 +21,8 @@ export interface BootConfig {
   readonly layers: ConfigTree;
   readonly configFile: string | undefined;
   readonly adminPassword: string | undefined;
+  /** Reads the same sources again (the same file, environment and overrides), as `POST …/config/reload` does. */
+  reload(): BootConfig;
 }
 
 export interface LoadOptions {
@@ -70,6 +72,8 @@ export function loadBootConfig(options: LoadOptions = {}): BootConfig {
     layers,
     configFile,
     adminPassword: env['PLATFORM_ADMIN_PASSWORD'] || undefined,
+    // A file found at start stays the file; with none, a reload looks for the default names again.
+    reload: () => loadBootConfig({ ...options, env, cwd, configFile }),
   });
 }
 
@@ -104,8 +108,10 @@ function coerce(raw: string, type: string): unknown {
       const n = Number(raw);
       return raw.trim() !== '' && Number.isFinite(n) ? n : undefined;
     }
-    case 'boolean':
-      return raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : undefined;
+    case 'boolean': {
+      const word = raw.trim().toLowerCase();
+      return word === 'true' || word === '1' ? true : word === 'false' || word === '0' ? false : undefined;
+    }
     case 'array':
       if (raw.trim().startsWith('[')) {
         try {

@@ -18,6 +18,8 @@ export const errorCatalogue = {
   },
   SYSTEM_LOCKED: { status: 423, message: 'The system is locked for maintenance' },
   BACKUP_IN_PROGRESS: { status: 409, message: 'A backup or restore is already running' },
+  BACKUP_INVALID: { status: 422, message: 'The backup archive failed verification' },
+  BACKUP_KEY_REQUIRED: { status: 422, message: 'Backup encryption needs backups.encryption_key to be set' },
   PLUGIN_DEPENDENCY_ERROR: { status: 409, message: 'Plugin dependencies are not satisfied' },
   CONFIG_VALIDATION_ERROR: { status: 400, message: 'Configuration validation failed' },
   EVENT_NOT_FOUND: { status: 404, message: 'The event does not exist' },

@@ -52,6 +52,22 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: A
 export function toAppError(error: unknown, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   const fe = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  if (fe.validation && fe.validationContext === 'body') {
+    // No body, or one a non-JSON parser (text/plain) read as a string: decisions §1 make both a 400.
+    const body: unknown = request.body;
+    if (body === undefined) {
+      return new AppError('VALIDATION_ERROR', 'A JSON request body is required', {
+        status: 400,
+        details: { field: 'body', reason: 'is required' },
+      });
+    }
+    if (typeof body === 'string' || Buffer.isBuffer(body)) {
+      return new AppError('VALIDATION_ERROR', 'The request body must be sent as application/json', {
+        status: 400,
+        details: { field: 'content-type', reason: 'unsupported content type' },
+      });
+    }
+  }
   if (fe.validation) {
     const errors = fe.validation.map((i) => ({
       field: fieldOf(i, fe.validationContext),
@@ -100,10 +116,26 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
       details: { reason: fe.code ?? 'bad_request' },
     });
   }
+  if (isUnstorableText(error)) {
+    return new AppError(
+      'VALIDATION_ERROR',
+      'The request holds characters that cannot be stored (such as NUL)',
+      {
+        status: 400,
+        details: { field: 'body', reason: 'unsupported characters' },
+      },
+    );
+  }
   request.log.error({ err: error }, 'unhandled error');
   if (isUnavailable(error))
     return new AppError('SERVICE_UNAVAILABLE', undefined, { headers: { 'retry-after': '5' } });
   return new AppError('INTERNAL_ERROR', `An internal error occurred (request ${request.id})`);
+}
+
+/** PostgreSQL refuses NUL and invalid characters in text, which SQLite stores: that is bad input, not a bug. */
+function isUnstorableText(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === '22021' || code === '22P05';
 }
 
 /** Connection failures to PostgreSQL or Redis answer 503 fast, so clients retry rather than report a bug. */

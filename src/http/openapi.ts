@@ -8,11 +8,28 @@ import { ErrorEnvelope } from './envelope.js';
 
 const require = createRequire(import.meta.url);
 
-/** The errors every route of each access kind can answer with, added to its documented responses. */
-function errorResponsesFor(rule: Access | undefined, hasInput: boolean): number[] {
-  const codes = [429, 500];
-  if (hasInput) codes.push(400, 422);
-  if (rule && rule.kind !== 'public') codes.push(401, 403, 423);
+interface RouteTraits {
+  rule: Access | undefined;
+  hasBody: boolean;
+  hasInput: boolean;
+  hasParams: boolean;
+  maintenanceExempt: boolean;
+  rateLimited: boolean;
+}
+
+/**
+ * The error statuses a route can answer with because of the gates every request passes (see
+ * request-gates.ts), whatever its handler does; a route declares its own domain errors itself.
+ */
+function errorResponsesFor(r: RouteTraits): number[] {
+  // 403: a blocked client address is refused on every route, public ones included.
+  const codes = [403, 500, 503];
+  if (r.hasInput) codes.push(400, 422);
+  if (r.hasBody) codes.push(413);
+  if (r.hasParams) codes.push(404);
+  if (r.rule && r.rule.kind !== 'public') codes.push(401);
+  if (r.rule && !r.maintenanceExempt) codes.push(423);
+  if (r.rateLimited) codes.push(429);
   return codes;
 }
 
@@ -27,7 +44,40 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   423: 'The system is in maintenance (SYSTEM_LOCKED)',
   429: 'Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after)',
   500: 'Internal error (INTERNAL_ERROR; details are logged, never shown)',
+  503: 'A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After',
 };
+
+const header = (description: string, type: 'string' | 'integer' = 'integer') => ({ type, description });
+const REQUEST_ID_HEADER = {
+  'X-Request-Id': header('The request id (echoed when the client sent a well-formed one)', 'string'),
+};
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': header('Requests allowed in the current window'),
+  'X-RateLimit-Remaining': header('Requests left in the current window'),
+  'X-RateLimit-Reset': header('When the window ends (Unix epoch seconds)'),
+  'X-RateLimit-Window': header('Length of the window in seconds'),
+};
+
+/** Adds a description and the response headers to a declared response, without changing the shared schema. */
+function describeResponse(response: unknown, code: string, r: RouteTraits): unknown {
+  if (typeof response !== 'object' || response === null) return response;
+  const declared = response as Record<string, unknown>;
+  const headers = {
+    ...REQUEST_ID_HEADER,
+    ...(r.rateLimited ? RATE_LIMIT_HEADERS : {}),
+    ...(code === '429' ? { 'Retry-After': header('Seconds until the window ends') } : {}),
+    ...((declared['headers'] as Record<string, unknown> | undefined) ?? {}),
+  };
+  const description =
+    declared['x-response-description'] ??
+    declared['description'] ??
+    (code.startsWith('2') ? 'Success' : ERROR_DESCRIPTIONS[Number(code)]);
+  // A `$ref` response takes its description from a sibling `description`; an inline schema from the
+  // swagger plugin's `x-response-description` (a `description` there would describe the schema instead).
+  return declared['$ref']
+    ? { ...declared, description, headers }
+    : { ...declared, 'x-response-description': description, headers };
+}
 
 /**
  * OpenAPI 3.1 generated from the route schemas. Each route's access rule is written into its description and
@@ -50,11 +100,20 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
     if (!route.schema || route.schema.hide) return;
     const rule = route.config?.access;
     const schema = route.schema as Record<string, unknown>;
-    const responses = { ...((schema['response'] as Record<string, unknown>) ?? {}) };
-    const hasInput = Boolean(schema['body'] || schema['querystring'] || schema['params']);
-    for (const code of errorResponsesFor(rule, hasInput)) {
+    const traits: RouteTraits = {
+      rule,
+      hasBody: Boolean(schema['body']),
+      hasInput: Boolean(schema['body'] || schema['querystring'] || schema['params']),
+      hasParams: Boolean(schema['params']),
+      maintenanceExempt: route.config?.maintenanceExempt === true,
+      rateLimited: route.config?.rateLimitExempt !== true,
+    };
+    const responses: Record<string, unknown> = {};
+    for (const [code, response] of Object.entries((schema['response'] as Record<string, unknown>) ?? {}))
+      responses[code] = describeResponse(response, code, traits);
+    for (const code of errorResponsesFor(traits)) {
       if (!responses[code])
-        responses[code] = { description: ERROR_DESCRIPTIONS[code], $ref: 'ErrorEnvelope#' };
+        responses[code] = describeResponse({ $ref: 'ErrorEnvelope#' }, String(code), traits);
     }
     schema['response'] = responses;
     if (rule) {

@@ -12,6 +12,13 @@ export interface ServiceHealth {
   details?: Record<string, unknown>;
 }
 
+export type DiagnosticTest = 'connectivity' | 'performance' | 'stress';
+
+export interface DiagnosticOutcome {
+  status: 'pass' | 'warning' | 'fail' | 'skipped';
+  details: Record<string, unknown>;
+}
+
 /**
  * A component of the platform. The kernel starts services in dependency order and stops them in reverse;
  * status, health, the services API and shutdown are all read off the registry of these.
@@ -27,4 +34,10 @@ export interface PlatformService {
   metrics(): Record<string, number>;
   /** The service's effective settings, secrets already masked. */
   settings?(): Record<string, unknown>;
+  /**
+   * The service's own diagnostics for `POST /api/v1/components/diagnostics`: really exercise the component,
+   * bounded in time and load, leaving no data behind; stop early when `signal` aborts. Without it, the
+   * platform times the service's `health()` instead.
+   */
+  diagnose?(test: DiagnosticTest, signal: AbortSignal): Promise<DiagnosticOutcome>;
 }

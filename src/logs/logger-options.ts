@@ -1,18 +1,30 @@
 import type { FastifyServerOptions } from 'fastify';
+import type { LogOutput } from './log-output.js';
 
-/** Headers and fields that must never reach a log line. */
+/**
+ * Fields that must never reach a log line, on stdout or in the log store (redaction happens when pino
+ * serializes, before either output sees the line). Listed at the top level and one level down, since pino's
+ * `*.password` does not match a top-level `password`.
+ */
+const SECRET_FIELDS = [
+  'password',
+  'new_password',
+  'current_password',
+  'temporary_password',
+  'refresh_token',
+  'access_token',
+  'secret',
+  'token',
+  'api_key',
+  'authorization',
+];
 const REDACT = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
   'req.headers.cookie',
   'res.headers["set-cookie"]',
-  '*.password',
-  '*.new_password',
-  '*.current_password',
-  '*.refresh_token',
-  '*.access_token',
-  '*.secret',
-  '*.token',
+  ...SECRET_FIELDS,
+  ...SECRET_FIELDS.map((f) => `*.${f}`),
 ];
 
 /** Removes credentials that clients may put in a query string (`?token=` on streams). */
@@ -20,9 +32,14 @@ export function scrubUrl(url: string): string {
   return url.replace(/([?&](?:token|api_key|access_token)=)[^&]*/gi, '$1[REDACTED]');
 }
 
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+/**
+ * The platform logger's options. With a LogOutput, lines go through it (stdout at `logging.level`, the log
+ * store at INFO and above); without one, pino writes to stdout at `level`.
+ */
+export function loggerOptions(level: string, output?: LogOutput): FastifyServerOptions['logger'] {
   return {
-    level,
+    level: output ? output.loggerLevel : level,
+    ...(output ? { stream: output } : {}),
     redact: { paths: REDACT, censor: '[REDACTED]' },
     serializers: {
       req: (req: { method: string; url: string; ip?: string; id?: string }) => ({

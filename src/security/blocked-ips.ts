@@ -4,18 +4,29 @@ import type { SharedState } from '../cluster/shared-state.js';
 import { AppError } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { BlockedIpsTable, Tables } from '../storage/tables.js';
-import { buildBlockList, matches, parseCidr } from './ip-ranges.js';
+import { buildBlockList, type IpRange, matches, parseCidr } from './ip-ranges.js';
 
 export type BlockedIpRow = Selectable<BlockedIpsTable>;
 const CHANNEL = 'blocked_ips.changed';
 
+/** Parses an address or range given by a client; a clear VALIDATION_ERROR when it is neither. */
+export function parseRangeInput(value: string, field = 'ip_address'): IpRange {
+  const parsed = parseCidr(value);
+  if (!parsed) {
+    throw new AppError('VALIDATION_ERROR', `${field} must be an IPv4 or IPv6 address or CIDR range`, {
+      details: { field, reason: 'not an address or CIDR range' },
+    });
+  }
+  return parsed;
+}
+
 /**
  * Blocked addresses and ranges. The list is held in memory for the per-request check, rebuilt when any
- * instance changes it, and re-read each minute so expiries take effect.
+ * instance changes it, and re-read each minute as a safety net; expiry is checked on every request.
  */
 export class BlockedIps {
   private list: BlockList = buildBlockList([]);
-  private rows: BlockedIpRow[] = [];
+  private rules: { row: BlockedIpRow; list: BlockList }[] = [];
   private unsubscribe: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
 
@@ -36,32 +47,29 @@ export class BlockedIps {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** The rule that blocks this address, if any. */
+  /** The rule that blocks this address now, if any. */
   find(ip: string): BlockedIpRow | undefined {
-    if (this.rows.length === 0 || !matches(this.list, ip)) return undefined;
+    if (this.rules.length === 0 || !matches(this.list, ip)) return undefined;
     const now = nowIso();
-    return this.rows.find(
-      (r) => (r.expires_at === null || r.expires_at > now) && matches(buildBlockList([r.cidr]), ip),
-    );
+    return this.rules.find(
+      (r) => (r.row.expires_at === null || r.row.expires_at > now) && matches(r.list, ip),
+    )?.row;
   }
 
+  /** The rules in force now, newest first. */
   entries(): BlockedIpRow[] {
-    return this.rows;
+    const now = nowIso();
+    return this.rules.map((r) => r.row).filter((r) => r.expires_at === null || r.expires_at > now);
   }
 
+  /** Adds a rule, or replaces the reason and expiry of the rule for the same range. */
   async block(input: {
-    cidr: string;
+    range: IpRange;
     reason: string;
     durationHours: number;
     actor: string;
-  }): Promise<BlockedIpRow> {
-    const parsed = parseCidr(input.cidr);
-    if (!parsed) {
-      throw new AppError('VALIDATION_ERROR', 'ip_address must be an IPv4 or IPv6 address or CIDR range', {
-        details: { field: 'ip_address', reason: 'not an address or range' },
-      });
-    }
-    const cidr = `${parsed.address}/${parsed.prefix}`;
+  }): Promise<{ row: BlockedIpRow; created: boolean }> {
+    const { cidr } = input.range;
     const row: BlockedIpRow = {
       id: newId('blk'),
       cidr,
@@ -71,30 +79,38 @@ export class BlockedIps {
       expires_at:
         input.durationHours > 0 ? new Date(Date.now() + input.durationHours * 3_600_000).toISOString() : null,
     };
+    const existing = await this.db
+      .selectFrom('blocked_ips')
+      .select('id')
+      .where('cidr', '=', cidr)
+      .executeTakeFirst();
     await this.db
       .insertInto('blocked_ips')
       .values(row)
       .onConflict((oc) =>
-        oc
-          .column('cidr')
-          .doUpdateSet({ reason: row.reason, expires_at: row.expires_at, created_by: row.created_by }),
+        oc.column('cidr').doUpdateSet({
+          reason: row.reason,
+          expires_at: row.expires_at,
+          created_by: row.created_by,
+          created_at: row.created_at,
+        }),
       )
       .execute();
     await this.changed();
-    return (
-      (await this.db.selectFrom('blocked_ips').selectAll().where('cidr', '=', cidr).executeTakeFirst()) ?? row
-    );
+    const stored = await this.db
+      .selectFrom('blocked_ips')
+      .selectAll()
+      .where('cidr', '=', cidr)
+      .executeTakeFirst();
+    return { row: stored ?? row, created: existing === undefined };
   }
 
-  async unblock(cidrOrIp: string): Promise<boolean> {
-    const parsed = parseCidr(cidrOrIp);
-    if (!parsed) return false;
-    const r = await this.db
-      .deleteFrom('blocked_ips')
-      .where('cidr', '=', `${parsed.address}/${parsed.prefix}`)
-      .executeTakeFirst();
-    await this.changed();
-    return Number(r.numDeletedRows) > 0;
+  /** Removes the rule for exactly this range; false when there is none. */
+  async unblock(range: IpRange): Promise<boolean> {
+    const r = await this.db.deleteFrom('blocked_ips').where('cidr', '=', range.cidr).executeTakeFirst();
+    const removed = Number(r.numDeletedRows) > 0;
+    if (removed) await this.changed();
+    return removed;
   }
 
   private async changed(): Promise<void> {
@@ -110,7 +126,7 @@ export class BlockedIps {
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
       .orderBy('created_at', 'desc')
       .execute();
-    this.rows = rows;
+    this.rules = rows.map((row) => ({ row, list: buildBlockList([row.cidr]) }));
     this.list = buildBlockList(rows.map((r) => r.cidr));
   }
 }

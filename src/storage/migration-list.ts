@@ -1,5 +1,10 @@
 import type { Migration } from 'kysely';
 import * as core from './migrations/0001-core.js';
+import * as events from './migrations/0002-events.js';
+import * as tasks from './migrations/0003-tasks.js';
+import * as metricsLogs from './migrations/0004-metrics-logs.js';
+import * as backups from './migrations/0006-backups.js';
+import * as admin from './migrations/0005-admin.js';
 
 /**
  * Every migration, in order. Feature modules add their own file under `storage/migrations/` and a line here;
@@ -7,4 +12,9 @@ import * as core from './migrations/0001-core.js';
  */
 export const migrationList: Record<string, Migration> = {
   '0001-core': core,
+  '0002-events': events,
+  '0003-tasks': tasks,
+  '0004-metrics-logs': metricsLogs,
+  '0006-backups': backups,
+  '0005-admin': admin,
 };

@@ -1,3 +1,10 @@
+import type { BackupTables } from '../backups/backup-tables.js';
+import type { EventTables } from '../events/event-tables.js';
+import type { LogTables } from '../logs/log-tables.js';
+import type { MetricsTables } from '../metrics/metrics-tables.js';
+import type { SecurityTables } from '../security/security-tables.js';
+import type { TaskTables } from '../tasks/task-tables.js';
+
 /**
  * Row types of every table. Timestamps are ISO 8601 strings with milliseconds (sortable as text),
  * JSON columns are text, booleans are 0/1 integers: one representation on SQLite and PostgreSQL,
@@ -94,7 +101,13 @@ export interface BlockedIpsTable {
   expires_at: string | null;
 }
 
-export interface Tables {
+export interface Tables
+  extends EventTables,
+    SecurityTables,
+    BackupTables,
+    MetricsTables,
+    LogTables,
+    TaskTables {
   users: UsersTable;
   sessions: SessionsTable;
   refresh_tokens: RefreshTokensTable;

@@ -28,6 +28,9 @@ const OFF: MaintenanceState = {
 export class Maintenance {
   private state: MaintenanceState = OFF;
   private unsubscribe: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  /** Bumped by every live change, so a slower database re-read never overwrites a newer state. */
+  private generation = 0;
 
   constructor(
     private readonly store: SystemStateStore,
@@ -35,14 +38,25 @@ export class Maintenance {
   ) {}
 
   async start(): Promise<void> {
-    this.state = (await this.store.get<MaintenanceState>(KEY)) ?? OFF;
+    await this.reload();
     this.unsubscribe = this.shared.subscribe(CHANNEL, (m) => {
+      this.generation++;
       this.state = m as MaintenanceState;
     });
+    // A safety net for an announcement lost while the connection to Redis was down.
+    this.timer = setInterval(() => void this.reload().catch(() => {}), 30_000);
+    this.timer.unref();
   }
 
   stop(): void {
     this.unsubscribe?.();
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private async reload(): Promise<void> {
+    const generation = this.generation;
+    const stored = (await this.store.get<MaintenanceState>(KEY)) ?? OFF;
+    if (generation === this.generation) this.state = stored;
   }
 
   current(): MaintenanceState {
@@ -71,6 +85,7 @@ export class Maintenance {
         }
       : { ...OFF, updated_by: actor };
     await this.store.set(KEY, next);
+    this.generation++;
     this.state = next;
     await this.shared.publish(CHANNEL, next);
     return next;

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { Tables, UsersTable } from '../storage/tables.js';
 
@@ -12,6 +12,22 @@ export interface NewUser {
   roles: string[];
   passwordChangeRequired?: boolean;
 }
+
+export type UserSort = 'username' | 'email' | 'created_at' | 'last_login';
+
+export interface UserQuery {
+  page: number;
+  perPage: number;
+  search?: string | undefined;
+  role?: string | undefined;
+  status?: string | undefined;
+  createdAfter?: string | undefined;
+  sort: UserSort;
+  order: 'asc' | 'desc';
+}
+
+/** `%` and `_` in user input match themselves, not any text. */
+const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** Storage of user accounts. */
 export class UserStore {
@@ -79,6 +95,77 @@ export class UserStore {
       .set({ ...changes, updated_at: nowIso() })
       .where('id', '=', id)
       .execute();
+  }
+
+  /** One page of users matching the filters, with the total number of matches. */
+  async list(q: UserQuery): Promise<{ rows: UserRow[]; total: number }> {
+    let base = this.db.selectFrom('users');
+    if (q.search) {
+      const like = `%${escapeLike(q.search.toLowerCase())}%`;
+      base = base.where((eb) =>
+        eb.or([
+          eb(eb.fn('lower', ['username']), 'like', sql<string>`${like} escape '\\'`),
+          eb(eb.fn('lower', ['email']), 'like', sql<string>`${like} escape '\\'`),
+          eb(eb.fn('lower', ['full_name']), 'like', sql<string>`${like} escape '\\'`),
+        ]),
+      );
+    }
+    // Roles are a JSON array in text: matching the quoted name finds exactly that role.
+    if (q.role) base = base.where('roles', 'like', `%${JSON.stringify(q.role)}%`);
+    if (q.status) base = base.where('status', '=', q.status);
+    if (q.createdAfter) base = base.where('created_at', '>=', q.createdAfter);
+    const totalRow = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    // Users who never logged in sort last in either direction, as "no value" should.
+    let rows = base.selectAll();
+    if (q.sort === 'last_login') {
+      rows = rows.orderBy(sql`case when last_login is null then 1 else 0 end`).orderBy('last_login', q.order);
+    } else {
+      rows = rows.orderBy(q.sort, q.order);
+    }
+    const page = await rows
+      .orderBy('id', q.order)
+      .limit(q.perPage)
+      .offset((q.page - 1) * q.perPage)
+      .execute();
+    return { rows: page, total: Number(totalRow?.n ?? 0) };
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+
+  /** Ends every suspension whose time is up; returns the ids of the users it reactivated. */
+  async liftExpiredSuspensions(): Promise<string[]> {
+    const now = nowIso();
+    const due = await this.db
+      .selectFrom('users')
+      .select('id')
+      .where('status', '=', 'suspended')
+      .where('suspended_until', 'is not', null)
+      .where('suspended_until', '<=', now)
+      .execute();
+    if (due.length === 0) return [];
+    const ids = due.map((r) => r.id);
+    await this.db
+      .updateTable('users')
+      .set({ status: 'active', suspended_until: null, suspension_reason: null, updated_at: now })
+      .where('id', 'in', ids)
+      .where('status', '=', 'suspended')
+      .execute();
+    return ids;
+  }
+
+  /** Active users holding the admin role, other than `exceptId`. */
+  async countActiveAdmins(exceptId?: string): Promise<number> {
+    let q = this.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'active')
+      .where('roles', 'like', '%"admin"%');
+    if (exceptId) q = q.where('id', '!=', exceptId);
+    const row = await q.executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   async count(): Promise<number> {

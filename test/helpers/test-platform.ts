@@ -21,7 +21,14 @@ export interface TestPlatform {
   request(
     method: string,
     url: string,
-    options?: { token?: string; apiKey?: string; body?: unknown; headers?: Record<string, string> },
+    options?: {
+      token?: string;
+      apiKey?: string;
+      body?: unknown;
+      headers?: Record<string, string>;
+      /** The client's socket address (inject's default is 127.0.0.1). */
+      remoteAddress?: string;
+    },
   ): Promise<LightMyRequestResponse & { data: any }>;
   login(username: string, password: string): Promise<{ access: string; refresh: string }>;
   adminToken(): Promise<string>;
@@ -44,7 +51,7 @@ const TEST_DEFAULTS: ConfigTree = {
 };
 
 /** Isolated storage for one test platform: a temporary SQLite folder, or a new PostgreSQL database + Redis prefix. */
-async function provisionStorage(): Promise<{ tree: ConfigTree; cleanup: () => Promise<void> }> {
+export async function provisionStorage(): Promise<{ tree: ConfigTree; cleanup: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'platform-test-'));
   if (backend === 'sqlite') {
     return {
@@ -80,7 +87,7 @@ async function provisionStorage(): Promise<{ tree: ConfigTree; cleanup: () => Pr
 
 export async function startPlatform(
   overrides: ConfigTree = {},
-  options: { storage?: ConfigTree; env?: NodeJS.ProcessEnv } = {},
+  options: { storage?: ConfigTree; env?: NodeJS.ProcessEnv; logStream?: { write(line: string): void } } = {},
 ): Promise<TestPlatform> {
   const provisioned = options.storage
     ? { tree: options.storage, cleanup: async () => {} }
@@ -92,7 +99,11 @@ export async function startPlatform(
   });
   let platform: Platform;
   try {
-    platform = await createPlatform({ boot, print: () => {} });
+    platform = await createPlatform({
+      boot,
+      print: () => {},
+      ...(options.logStream ? { logStream: options.logStream } : {}),
+    });
   } catch (err) {
     await provisioned.cleanup();
     throw err;
@@ -105,6 +116,7 @@ export async function startPlatform(
       method: method as 'GET',
       url,
       headers,
+      ...(opts.remoteAddress === undefined ? {} : { remoteAddress: opts.remoteAddress }),
       ...(opts.body === undefined ? {} : { payload: opts.body as object }),
     });
     let data: unknown;
@@ -132,17 +144,17 @@ export async function startPlatform(
       return adminAccess;
     },
     async createUser(username, roles = ['user'], password = 'user-password-1') {
-      const ctx = platform.context;
-      const { createPasswordHasher } = await import('../../src/auth/passwords.js');
-      const hasher = createPasswordHasher(1024, 1);
-      const row = await ctx.users.create({
-        username,
-        email: `${username}@example.test`,
-        passwordHash: await hasher.hash(password),
-        roles,
-      });
+      const body = { username, email: `${username}@example.test`, password, roles };
+      adminAccess ??= (await login('admin', ADMIN_PASSWORD)).access;
+      let created = await request('POST', '/api/v1/admin/users', { token: adminAccess, body });
+      if (created.statusCode === 401) {
+        // The cached admin token was revoked by the test (logout, session revocation): log in again.
+        adminAccess = (await login('admin', ADMIN_PASSWORD)).access;
+        created = await request('POST', '/api/v1/admin/users', { token: adminAccess, body });
+      }
+      if (created.statusCode !== 201) throw new Error(`creating ${username} failed: ${created.body}`);
       const tokens = await login(username, password);
-      return { id: row.id, ...tokens };
+      return { id: created.data.data.user.id as string, ...tokens };
     },
     async close() {
       await platform.close();

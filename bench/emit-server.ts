@@ -1,0 +1,84 @@
+/**
+ * One server under load for bench/emit-throughput.ts, in its own process: `bare` (a plain Fastify route that
+ * parses the body and answers 201), `sqlite` or `postgres` (the platform's POST /api/v1/events).
+ * Prints one JSON line {url, token} when ready; stops on SIGTERM.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { loadBootConfig } from '../src/config/load-config.js';
+import { createPlatform } from '../src/server.js';
+
+const mode = process.argv[2] ?? 'bare';
+const PG_ADMIN = process.env.PLATFORM_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ADMIN_PASSWORD = 'bench-admin-password';
+
+async function bare(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const app = Fastify({ logger: false });
+  app.post('/api/v1/events', async (request, reply) => {
+    const body = request.body as { event_type?: string };
+    return reply.code(201).send({ success: true, data: { event: { event_type: body.event_type } } });
+  });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return { url, stop: () => app.close() };
+}
+
+async function platform(): Promise<{ url: string; token: string; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-bench-'));
+  let dbName: string | undefined;
+  const tree: Record<string, unknown> = {
+    server: { port: 0, environment: 'bench' },
+    storage: { data_dir: dir },
+    logging: { level: 'warn' },
+    rate_limits: { enabled: false },
+  };
+  if (mode === 'postgres') {
+    dbName = `platform_bench_${process.pid}`;
+    const admin = new pg.Client({ connectionString: PG_ADMIN });
+    await admin.connect();
+    await admin.query(`drop database if exists ${dbName} with (force)`);
+    await admin.query(`create database ${dbName}`);
+    await admin.end();
+    const url = new URL(PG_ADMIN);
+    url.pathname = `/${dbName}`;
+    tree['database'] = { url: url.toString(), pool_max: 20 };
+  }
+  const boot = loadBootConfig({
+    env: { PLATFORM_ADMIN_PASSWORD: ADMIN_PASSWORD },
+    cwd: dir,
+    overrides: tree as never,
+  });
+  const p = await createPlatform({ boot, print: () => {} });
+  const url = await p.listen();
+  const login = await fetch(`${url}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
+  });
+  const token = ((await login.json()) as { data: { access_token: string } }).data.access_token;
+  return {
+    url,
+    token,
+    stop: async () => {
+      await p.close();
+      rmSync(dir, { recursive: true, force: true });
+      if (dbName) {
+        const admin = new pg.Client({ connectionString: PG_ADMIN });
+        await admin.connect();
+        await admin.query(`drop database if exists ${dbName} with (force)`);
+        await admin.end();
+      }
+    },
+  };
+}
+
+const server = mode === 'bare' ? { ...(await bare()), token: '' } : await platform();
+process.stdout.write(`${JSON.stringify({ url: server.url, token: server.token })}\n`);
+process.on('SIGTERM', () => {
+  server.stop().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+});

@@ -1,0 +1,135 @@
+/**
+ * Emit throughput: 64 concurrent keep-alive clients POSTing events for a fixed time, against a bare Fastify
+ * route and against the platform on SQLite and on PostgreSQL, measured in the same run. Each server runs in
+ * its own process; the load (autocannon) runs in this one.
+ *
+ *   npm run bench:events                       # every case, 10 s each
+ *   npm run bench:events -- --duration 5 sqlite
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '64' },
+  },
+});
+const duration = Math.min(Number(values.duration), 20);
+const connections = Number(values.connections);
+const cases = positionals.length > 0 ? positionals : ['bare', 'sqlite', 'postgres'];
+const body = JSON.stringify({
+  event_type: 'bench.order.created',
+  source: 'bench',
+  data: { order_id: 12345, customer: 'c-42', total: 99.5, items: [{ sku: 'A1', qty: 2 }] },
+  priority: 5,
+});
+
+interface Row {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function start(mode: string): Promise<{ child: ChildProcess; url: string; token: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/emit-server.ts', mode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  for await (const line of lines) {
+    if (line.startsWith('{')) {
+      const ready = JSON.parse(line) as { url: string; token: string };
+      return { child, ...ready };
+    }
+  }
+  throw new Error(`${mode} server exited before it was ready`);
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+}
+
+async function postgresReachable(): Promise<boolean> {
+  const c = new pg.Client({
+    connectionString: process.env.PLATFORM_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    connectionTimeoutMillis: 2000,
+  });
+  try {
+    await c.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+async function load(name: string, url: string, token: string): Promise<Row> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (token) headers['authorization'] = `Bearer ${token}`;
+  const result = await autocannon({
+    url: `${url}/api/v1/events`,
+    method: 'POST',
+    headers,
+    body,
+    connections,
+    duration,
+  });
+  return {
+    name,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+const rows: Row[] = [];
+for (const mode of cases) {
+  if (mode === 'postgres' && !(await postgresReachable())) {
+    process.stdout.write('postgres: not reachable, skipped\n');
+    continue;
+  }
+  const server = await start(mode);
+  try {
+    // A short warm-up so JIT and pools are settled before the measured run.
+    await autocannon({
+      url: `${server.url}/api/v1/events`,
+      method: 'POST',
+      body,
+      duration: 1,
+      connections: 8,
+      headers: {
+        'content-type': 'application/json',
+        ...(server.token ? { authorization: `Bearer ${server.token}` } : {}),
+      },
+    });
+    rows.push(
+      await load(mode === 'bare' ? 'bare fastify route' : `platform (${mode})`, server.url, server.token),
+    );
+  } finally {
+    await stop(server.child);
+  }
+}
+
+const bare = rows.find((r) => r.name === 'bare fastify route');
+const table = [
+  '| case | requests/s | p50 ms | p99 ms | non-2xx | errors | of bare |',
+  '|---|---:|---:|---:|---:|---:|---:|',
+  ...rows.map(
+    (r) =>
+      `| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${bare ? `${Math.round((r.rps / bare.rps) * 100)} %` : '–'} |`,
+  ),
+];
+process.stdout.write(`\n${connections} connections, ${duration} s per case, body ${body.length} bytes\n\n`);
+process.stdout.write(`${table.join('\n')}\n`);

@@ -1,0 +1,91 @@
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { formatNumber } from '../format.ts';
+import { alignSeries, type NamedSeries } from './align-series.ts';
+
+const COLOURS = ['#2f5bd3', '#d9480f', '#2b8a3e', '#862e9c', '#e67700', '#0b7285', '#c2255c'];
+
+/**
+ * A time-series chart (uPlot, canvas) that follows its container's width. The newest value of each series is
+ * also written out as text, for screen readers and for a glance without hovering.
+ */
+export function TimeChart({
+  title,
+  unit,
+  series,
+  range,
+}: {
+  title: string;
+  unit: string;
+  series: NamedSeries[];
+  /** The time window asked for, in Unix seconds; the x axis spans it even when samples cover less. */
+  range: [number, number];
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const span = useRef(range);
+  span.current = range;
+  const names = series.map((s) => s.name).join('|');
+  const data = alignSeries(series);
+
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const opts: uPlot.Options = {
+      width: Math.max(200, el.clientWidth),
+      height: 180,
+      series: [
+        {},
+        ...series.map((s, i) => ({
+          label: s.name,
+          stroke: COLOURS[i % COLOURS.length] ?? '#2f5bd3',
+          width: 1.5,
+          spanGaps: false,
+          value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${formatNumber(v, 2)} ${unit}`),
+        })),
+      ],
+      axes: [{}, { size: 56, values: (_u, vals) => vals.map((v) => formatNumber(v, 1)) }],
+      scales: {
+        x: {
+          time: true,
+          range: (_u, min, max) =>
+            Number.isFinite(span.current[0]) && Number.isFinite(span.current[1]) ? span.current : [min, max],
+        },
+        y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] },
+      },
+      legend: { live: true },
+      cursor: { drag: { x: false, y: false } },
+    };
+    const u = new uPlot(opts, data, el);
+    plot.current = u;
+    const observer = new ResizeObserver(() =>
+      u.setSize({ width: Math.max(200, el.clientWidth), height: 180 }),
+    );
+    observer.observe(el);
+    return () => {
+      observer.disconnect();
+      u.destroy();
+      plot.current = null;
+    };
+  }, [names, unit]);
+
+  useEffect(() => {
+    plot.current?.setData(data);
+  });
+
+  const latest = series.map((s) => {
+    const last = [...s.points].reverse().find((p) => p.value !== null);
+    return `${s.name}: ${last ? `${formatNumber(last.value, 2)} ${unit}` : 'no data'}`;
+  });
+  return (
+    <figure class="chart">
+      <figcaption>
+        {title} <span class="muted">({unit})</span>
+      </figcaption>
+      <div ref={box} class="chart-canvas" aria-hidden="true" />
+      <p class="sr-only">Latest values. {latest.join('; ')}</p>
+      {data[0].length === 0 ? <p class="muted">No samples in this time range yet.</p> : null}
+    </figure>
+  );
+}

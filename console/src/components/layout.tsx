@@ -1,0 +1,69 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { logout, type SessionUser } from '../api/session.ts';
+import { NAV_ITEMS } from '../nav-items.ts';
+import { Link } from './link.tsx';
+
+function isCurrent(item: string, path: string): boolean {
+  return item === '/' ? path === '/' : path === item || path.startsWith(`${item}/`);
+}
+
+/**
+ * The frame around every page: a skip link, the navigation (a side bar on wide screens, a menu button on
+ * narrow ones) and the signed-in user with a log-out button.
+ */
+export function Layout({
+  path,
+  user,
+  children,
+}: {
+  path: string;
+  user: SessionUser;
+  children: ComponentChildren;
+}) {
+  const [menuOpen, setMenuOpen] = useState(false);
+  // Close the menu and move focus to the new page's heading after navigating.
+  useEffect(() => {
+    setMenuOpen(false);
+    document.getElementById('page-title')?.focus({ preventScroll: false });
+  }, [path]);
+  return (
+    <div class="shell">
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <button
+          type="button"
+          class="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <span class="brand">Platform console</span>
+        <span class="user">
+          <span class="muted">Signed in as</span> <strong>{user.username}</strong>
+          <button type="button" onClick={() => void logout()}>
+            Log out
+          </button>
+        </span>
+      </header>
+      <nav id="main-nav" class={`sidebar${menuOpen ? ' open' : ''}`} aria-label="Sections">
+        <ul>
+          {NAV_ITEMS.map((item) => (
+            <li key={item.path}>
+              <Link to={item.path} aria-current={isCurrent(item.path, path) ? 'page' : undefined}>
+                {item.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" class="content">
+        {children}
+      </main>
+    </div>
+  );
+}

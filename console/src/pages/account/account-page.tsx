@@ -1,0 +1,150 @@
+import { useState } from 'preact/hooks';
+import { del, post } from '../../api/client.ts';
+import { passwordChanged, sessionState } from '../../api/session.ts';
+import { ApiView } from '../../components/api-view.tsx';
+import { Badge } from '../../components/badge.tsx';
+import { ErrorNotice } from '../../components/error-notice.tsx';
+import { Field } from '../../components/field.tsx';
+import { Page } from '../../components/page.tsx';
+import { formatTime } from '../../format.ts';
+import { useAction } from '../../hooks/use-action.ts';
+import { useApi } from '../../hooks/use-api.ts';
+import { ApiKeysSection } from './api-keys-section.tsx';
+
+interface Session {
+  id: string;
+  device: string;
+  ip_address: string;
+  created_at: string;
+  last_activity: string;
+  expires_at: string;
+  is_active: boolean;
+  is_current: boolean;
+}
+
+function ChangePassword() {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [ok, setOk] = useState(false);
+  const change = useAction(async () => {
+    await post('/auth/change-password', { current_password: current, new_password: next });
+    setCurrent('');
+    setNext('');
+    setOk(true);
+    passwordChanged();
+  });
+  const errors = change.error?.fieldErrors ?? {};
+  return (
+    <form
+      class="form-grid"
+      aria-label="Change password"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setOk(false);
+        void change.run();
+      }}
+    >
+      <h2>Password</h2>
+      {ok ? (
+        <p class="notice notice-good" role="status">
+          Password changed.
+        </p>
+      ) : null}
+      <Field label="Current password" error={errors['current_password']}>
+        {(p) => (
+          <input
+            {...p}
+            type="password"
+            autoComplete="current-password"
+            required
+            value={current}
+            onInput={(e) => setCurrent(e.currentTarget.value)}
+          />
+        )}
+      </Field>
+      <Field label="New password" error={errors['new_password']} hint="At least 10 characters">
+        {(p) => (
+          <input
+            {...p}
+            type="password"
+            autoComplete="new-password"
+            required
+            value={next}
+            onInput={(e) => setNext(e.currentTarget.value)}
+          />
+        )}
+      </Field>
+      <ErrorNotice error={change.error} title="Could not change the password" />
+      <div class="actions">
+        <button type="submit" disabled={change.busy}>
+          Change password
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** The signed-in operator's own password, sessions and API keys. */
+export function AccountPage() {
+  const sessions = useApi<{ sessions: Session[] }>('/auth/sessions');
+  const revoke = useAction(async (id: string) => {
+    await del(`/auth/sessions/${encodeURIComponent(id)}`);
+    sessions.reload();
+  });
+  const user = sessionState().user;
+  return (
+    <Page title="Account">
+      <p>
+        Signed in as <strong>{user?.username}</strong> ({user?.roles.join(', ')}).
+      </p>
+      <ChangePassword />
+      <h2>Sessions</h2>
+      <ApiView state={sessions} what="Sessions" endpoint="GET /api/v1/auth/sessions">
+        {(d) => (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Device</th>
+                  <th scope="col">Address</th>
+                  <th scope="col">Started</th>
+                  <th scope="col">Last activity</th>
+                  <th scope="col">State</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.sessions.map((s) => (
+                  <tr key={s.id}>
+                    <td>{s.device || '—'}</td>
+                    <td>{s.ip_address}</td>
+                    <td>{formatTime(s.created_at)}</td>
+                    <td>{formatTime(s.last_activity)}</td>
+                    <td>
+                      {s.is_current ? (
+                        <Badge value="current" />
+                      ) : (
+                        <Badge value={s.is_active ? 'active' : 'inactive'} />
+                      )}
+                    </td>
+                    <td>
+                      {s.is_active && !s.is_current ? (
+                        <button type="button" onClick={() => void revoke.run(s.id)}>
+                          Revoke
+                        </button>
+                      ) : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </ApiView>
+      <ErrorNotice error={revoke.error} title="Could not revoke the session" />
+      <ApiKeysSection />
+    </Page>
+  );
+}

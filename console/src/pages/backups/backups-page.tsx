@@ -1,0 +1,182 @@
+import { useState } from 'preact/hooks';
+import { download, post } from '../../api/client.ts';
+import { ApiView } from '../../components/api-view.tsx';
+import { Badge } from '../../components/badge.tsx';
+import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { ErrorNotice } from '../../components/error-notice.tsx';
+import { Page } from '../../components/page.tsx';
+import { RequiresOperation } from '../../components/requires-operation.tsx';
+import { formatMb, formatTime } from '../../format.ts';
+import { useAction } from '../../hooks/use-action.ts';
+import { useApi } from '../../hooks/use-api.ts';
+import { TaskProgress } from '../tasks/task-progress.tsx';
+import { startedTaskId } from '../tasks/task-types.ts';
+
+interface Backup {
+  id?: string;
+  backup_id?: string;
+  name?: string;
+  created_at: string;
+  size_mb: number;
+  type?: string;
+  includes: string[];
+  status: string;
+  download_url?: string;
+}
+
+const COMPONENTS = ['configuration', 'database', 'plugins'] as const;
+const idOf = (b: Backup) => b.id ?? b.backup_id ?? '';
+
+/** Create, list, download and restore backups (/api/v1/backup); restore asks for confirmation first. */
+export function BackupsPage() {
+  const list = useApi<{ backups: Backup[] }>('/backup', { refreshMs: 10_000 });
+  const [include, setInclude] = useState<string[]>([...COMPONENTS]);
+  const [compression, setCompression] = useState(true);
+  const [encryption, setEncryption] = useState(false);
+  const [restoreTask, setRestoreTask] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const create = useAction(async () => {
+    const res = await post<{ backup_id?: string; id?: string }>('/backup', {
+      include,
+      compression,
+      encryption,
+    });
+    setNotice(`Backup ${res.backup_id ?? res.id ?? ''} created.`);
+    list.reload();
+  });
+  const restore = useAction(async (b: Backup) => {
+    const res = await post(`/backup/${encodeURIComponent(idOf(b))}/restore`, {
+      components: b.includes,
+      confirm: true,
+    });
+    setRestoreTask(startedTaskId(res));
+    setNotice(`Restore of ${idOf(b)} started.`);
+  });
+  const get = useAction(async (b: Backup) => {
+    await download(
+      b.download_url?.replace(/^\/api\/v1/, '') ?? `/backup/${encodeURIComponent(idOf(b))}/download`,
+      `${idOf(b)}.tar.gz`,
+    );
+  });
+  return (
+    <Page title="Backups">
+      {notice ? (
+        <p class="notice notice-good" role="status">
+          {notice}
+        </p>
+      ) : null}
+      {restoreTask ? <TaskProgress id={restoreTask} /> : null}
+      <ErrorNotice error={restore.error ?? get.error} />
+      <RequiresOperation operation="POST /api/v1/backup" what="Creating backups">
+        <form
+          class="form-grid"
+          aria-label="Create backup"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void create.run();
+          }}
+        >
+          <fieldset>
+            <legend>Include</legend>
+            {COMPONENTS.map((c) => (
+              <label key={c} class="check-label">
+                <input
+                  type="checkbox"
+                  checked={include.includes(c)}
+                  onChange={(e) =>
+                    setInclude(e.currentTarget.checked ? [...include, c] : include.filter((x) => x !== c))
+                  }
+                />{' '}
+                {c}
+              </label>
+            ))}
+          </fieldset>
+          <fieldset>
+            <legend>Options</legend>
+            <label class="check-label">
+              <input
+                type="checkbox"
+                checked={compression}
+                onChange={(e) => setCompression(e.currentTarget.checked)}
+              />{' '}
+              Compress
+            </label>
+            <label class="check-label">
+              <input
+                type="checkbox"
+                checked={encryption}
+                onChange={(e) => setEncryption(e.currentTarget.checked)}
+              />{' '}
+              Encrypt (needs backups.encryption_key)
+            </label>
+          </fieldset>
+          <ErrorNotice error={create.error} title="Could not create the backup" />
+          <div class="actions">
+            <button type="submit" class="primary" disabled={create.busy || include.length === 0}>
+              {create.busy ? 'Creating…' : 'Create backup'}
+            </button>
+          </div>
+        </form>
+      </RequiresOperation>
+      <ApiView state={list} what="Backups" endpoint="GET /api/v1/backup">
+        {(d) =>
+          d.backups.length === 0 ? (
+            <p class="muted">No backups yet.</p>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Backup</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Size</th>
+                    <th scope="col">Includes</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.backups.map((b) => (
+                    <tr key={idOf(b)}>
+                      <td>
+                        <code>{idOf(b)}</code>
+                        {b.name ? <div class="small">{b.name}</div> : null}
+                        {b.type ? <div class="muted small">{b.type}</div> : null}
+                      </td>
+                      <td class="nowrap">{formatTime(b.created_at)}</td>
+                      <td>{formatMb(b.size_mb)}</td>
+                      <td>{b.includes.join(', ')}</td>
+                      <td>
+                        <Badge value={b.status} />
+                      </td>
+                      <td class="nowrap">
+                        <button type="button" disabled={get.busy} onClick={() => void get.run(b)}>
+                          Download
+                        </button>{' '}
+                        <ConfirmButton
+                          label="Restore"
+                          title={`Restore ${idOf(b)}?`}
+                          confirmLabel="Restore now"
+                          danger
+                          onConfirm={() => void restore.run(b)}
+                        >
+                          <p>
+                            The platform goes into maintenance mode and replaces its{' '}
+                            <strong>{b.includes.join(', ')}</strong> with the contents of this backup from{' '}
+                            {formatTime(b.created_at)}. A backup of the current state is taken first.
+                          </p>
+                        </ConfirmButton>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </ApiView>
+    </Page>
+  );
+}

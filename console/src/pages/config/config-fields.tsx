@@ -1,0 +1,97 @@
+import { Field } from '../../components/field.tsx';
+import { SECRET_MASK } from '../../components/schema-form.tsx';
+import type { Tree } from './config-diff.ts';
+
+/**
+ * The keys of one configuration section as form controls, the control chosen by the value's type (the API
+ * sends values, not schemas). A masked secret shows as a password field holding the mask; left alone, the
+ * mask goes back and the platform keeps the secret.
+ */
+export function ConfigFields({
+  value,
+  onChange,
+  errors,
+  path,
+}: {
+  value: Tree;
+  onChange: (next: Tree) => void;
+  errors: Record<string, string>;
+  path: string;
+}) {
+  return (
+    <>
+      {Object.entries(value).map(([key, current]) => {
+        const full = `${path}.${key}`;
+        const error = errors[full];
+        const set = (v: unknown) => onChange({ ...value, [key]: v });
+        if (current !== null && typeof current === 'object' && !Array.isArray(current)) {
+          return (
+            <fieldset key={key}>
+              <legend>{key}</legend>
+              <ConfigFields value={current as Tree} onChange={set} errors={errors} path={full} />
+            </fieldset>
+          );
+        }
+        if (typeof current === 'boolean') {
+          return (
+            <div key={key} class={`field${error ? ' field-invalid' : ''}`}>
+              <label class="check-label">
+                <input
+                  type="checkbox"
+                  name={full}
+                  checked={current}
+                  aria-invalid={Boolean(error)}
+                  onChange={(e) => set(e.currentTarget.checked)}
+                />{' '}
+                {key}
+              </label>
+              {error ? <span class="field-error">{error}</span> : null}
+            </div>
+          );
+        }
+        return (
+          <Field key={key} label={key} error={error}>
+            {(p) => {
+              if (typeof current === 'number') {
+                return (
+                  <input
+                    {...p}
+                    name={full}
+                    type="number"
+                    value={String(current)}
+                    onInput={(e) => {
+                      const n = e.currentTarget.valueAsNumber;
+                      set(Number.isNaN(n) ? e.currentTarget.value : n);
+                    }}
+                  />
+                );
+              }
+              if (Array.isArray(current)) {
+                return (
+                  <textarea
+                    {...p}
+                    name={full}
+                    rows={Math.max(2, current.length + 1)}
+                    value={current.join('\n')}
+                    onInput={(e) => set(e.currentTarget.value.split('\n').filter((l) => l.trim() !== ''))}
+                  />
+                );
+              }
+              const secret = current === SECRET_MASK;
+              return (
+                <input
+                  {...p}
+                  name={full}
+                  type={secret ? 'password' : 'text'}
+                  autoComplete={secret ? 'new-password' : 'off'}
+                  value={String(current ?? '')}
+                  onInput={(e) => set(e.currentTarget.value)}
+                />
+              );
+            }}
+          </Field>
+        );
+      })}
+    </>
+  );
+}

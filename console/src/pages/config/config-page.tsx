@@ -1,0 +1,128 @@
+import { useEffect, useState } from 'preact/hooks';
+import { post, put } from '../../api/client.ts';
+import { ApiView } from '../../components/api-view.tsx';
+import { ErrorNotice } from '../../components/error-notice.tsx';
+import { Page } from '../../components/page.tsx';
+import { formatTime } from '../../format.ts';
+import { useAction } from '../../hooks/use-action.ts';
+import { useApi } from '../../hooks/use-api.ts';
+import { diffTree, type Tree } from './config-diff.ts';
+import { ConfigFields } from './config-fields.tsx';
+
+interface AdminConfig {
+  config: Record<string, Tree>;
+  metadata: { last_updated: string | null; updated_by: string | null; config_version: string };
+}
+
+/** The configuration by section, secrets masked; saving sends only changed keys, and problems show by field. */
+export function ConfigPage() {
+  const state = useApi<AdminConfig>('/admin/config');
+  const [section, setSection] = useState<string>('');
+  const [edited, setEdited] = useState<Tree | null>(null);
+  const [result, setResult] = useState<{ updated_keys: string[]; restart_required: boolean } | null>(null);
+  const sections = Object.keys(state.data?.config ?? {});
+  const current = section || sections[0] || '';
+  const original = state.data?.config[current];
+
+  useEffect(() => {
+    setEdited(original ? structuredClone(original) : null);
+  }, [current, state.data]);
+
+  const save = useAction(async () => {
+    if (!original || !edited) return;
+    const changes = diffTree(original, edited);
+    if (!changes) {
+      setResult({ updated_keys: [], restart_required: false });
+      return;
+    }
+    const res = await put<{ updated_keys: string[]; restart_required: boolean }>('/config', {
+      [current]: changes,
+    });
+    setResult(res);
+    state.reload();
+  });
+  const reload = useAction(async () => {
+    await post('/admin/config/reload');
+    state.reload();
+  });
+  const errors = save.error?.fieldErrors ?? {};
+  return (
+    <Page
+      title="Configuration"
+      actions={
+        <button type="button" disabled={reload.busy} onClick={() => void reload.run()}>
+          Reload from files
+        </button>
+      }
+    >
+      <ErrorNotice error={reload.error} title="Could not reload" />
+      <ApiView state={state} what="Configuration" endpoint="GET /api/v1/admin/config">
+        {(d) => (
+          <>
+            <p class="muted">
+              Version {d.metadata.config_version}, last changed {formatTime(d.metadata.last_updated)}
+              {d.metadata.updated_by ? ` by ${d.metadata.updated_by}` : ''}.
+            </p>
+            <div class="config-layout">
+              <nav aria-label="Configuration sections" class="section-list">
+                <ul>
+                  {sections.map((s) => (
+                    <li key={s}>
+                      <button
+                        type="button"
+                        aria-current={s === current ? 'true' : undefined}
+                        onClick={() => {
+                          setSection(s);
+                          setResult(null);
+                          save.clear();
+                        }}
+                      >
+                        {s}
+                      </button>
+                    </li>
+                  ))}
+                </ul>
+              </nav>
+              {edited ? (
+                <form
+                  class="form-grid"
+                  aria-label={`Section ${current}`}
+                  onSubmit={(e) => {
+                    e.preventDefault();
+                    setResult(null);
+                    void save.run();
+                  }}
+                >
+                  <h2>{current}</h2>
+                  <ConfigFields value={edited} onChange={setEdited} errors={errors} path={current} />
+                  {result ? (
+                    <p class="notice notice-good" role="status">
+                      {result.updated_keys.length === 0
+                        ? 'Nothing changed.'
+                        : `Saved ${result.updated_keys.join(', ')}.`}
+                      {result.restart_required
+                        ? ' A restart is needed for some of these to take effect.'
+                        : ''}
+                    </p>
+                  ) : null}
+                  <ErrorNotice error={save.error} title="Not saved" />
+                  <div class="actions">
+                    <button type="submit" class="primary" disabled={save.busy}>
+                      Save {current}
+                    </button>
+                    <button
+                      type="button"
+                      onClick={() => setEdited(original ? structuredClone(original) : null)}
+                    >
+                      Discard changes
+                    </button>
+                  </div>
+                </form>
+              ) : null}
+            </div>
+          </>
+        )}
+      </ApiView>
+    </Page>
+  );
+}

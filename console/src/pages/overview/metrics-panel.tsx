@@ -1,0 +1,72 @@
+import { useState } from 'preact/hooks';
+import type { Point } from '../../charts/align-series.ts';
+import { TimeChart } from '../../charts/time-chart.tsx';
+import { ApiView } from '../../components/api-view.tsx';
+import { useApi } from '../../hooks/use-api.ts';
+import { groupMetrics } from './metric-groups.ts';
+
+const RANGES = [
+  { label: 'Last 15 minutes', minutes: 15, resolution: '1m' },
+  { label: 'Last hour', minutes: 60, resolution: '1m' },
+  { label: 'Last 6 hours', minutes: 360, resolution: '5m' },
+  { label: 'Last 24 hours', minutes: 1440, resolution: '15m' },
+] as const;
+
+interface MetricsData {
+  time_range: { start: string; end: string };
+  metrics: Record<string, Point[]>;
+}
+
+/** Live charts from GET /api/v1/metrics, reloaded every 10 s (the platform samples every 10 s). */
+export function MetricsPanel() {
+  const [rangeIndex, setRangeIndex] = useState(1);
+  const range = RANGES[rangeIndex] ?? RANGES[1];
+  const state = useApi<MetricsData>('/metrics', {
+    query: () => ({
+      start_time: new Date(Date.now() - range.minutes * 60_000).toISOString(),
+      end_time: new Date().toISOString(),
+      resolution: range.resolution,
+    }),
+    refreshMs: 10_000,
+  });
+  return (
+    <section aria-labelledby="metrics-title">
+      <div class="section-header">
+        <h2 id="metrics-title">Live metrics</h2>
+        <label class="inline">
+          Range{' '}
+          <select
+            value={rangeIndex}
+            onChange={(e) => {
+              setRangeIndex(Number(e.currentTarget.value));
+              state.reload();
+            }}
+          >
+            {RANGES.map((r, i) => (
+              <option key={r.label} value={i}>
+                {r.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <ApiView state={state} what="Metrics" endpoint="GET /api/v1/metrics">
+        {(d) => {
+          const groups = groupMetrics(d.metrics ?? {});
+          const range: [number, number] = [
+            Date.parse(d.time_range.start) / 1000,
+            Date.parse(d.time_range.end) / 1000,
+          ];
+          if (groups.length === 0) return <p class="muted">The platform reported no metric series.</p>;
+          return (
+            <div class="chart-grid">
+              {groups.map((g) => (
+                <TimeChart key={g.title} title={g.title} unit={g.unit} series={g.series} range={range} />
+              ))}
+            </div>
+          );
+        }}
+      </ApiView>
+    </section>
+  );
+}

@@ -1,0 +1,118 @@
+import { useState } from 'preact/hooks';
+import { del, put } from '../../api/client.ts';
+import { ApiView } from '../../components/api-view.tsx';
+import { Badge } from '../../components/badge.tsx';
+import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { ErrorNotice } from '../../components/error-notice.tsx';
+import { Link } from '../../components/link.tsx';
+import { Page } from '../../components/page.tsx';
+import { RequiresOperation } from '../../components/requires-operation.tsx';
+import { formatNumber, formatRatio, formatTime } from '../../format.ts';
+import { useAction } from '../../hooks/use-action.ts';
+import { useApi } from '../../hooks/use-api.ts';
+import { CreateSubscriptionForm } from './create-subscription-form.tsx';
+import type { Subscription } from './subscription-types.ts';
+
+/** Webhook subscriptions: success rate and last delivery at a glance, pause / resume / delete, and create. */
+export function SubscriptionsPage() {
+  const [status, setStatus] = useState('');
+  const list = useApi<{ subscriptions: Subscription[] }>('/events/subscriptions', {
+    query: { status },
+    refreshMs: 5_000,
+  });
+  const setEnabled = useAction(async (s: Subscription, enabled: boolean) => {
+    await put(`/events/subscriptions/${encodeURIComponent(s.subscription_id)}`, { enabled });
+    list.reload();
+  });
+  const remove = useAction(async (s: Subscription) => {
+    await del(`/events/subscriptions/${encodeURIComponent(s.subscription_id)}`);
+    list.reload();
+  });
+  return (
+    <Page title="Subscriptions">
+      <div class="filters">
+        <label>
+          Status{' '}
+          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+            <option value="">Any</option>
+            <option>active</option>
+            <option>paused</option>
+            <option>error</option>
+          </select>
+        </label>
+      </div>
+      <ErrorNotice error={setEnabled.error ?? remove.error} />
+      <ApiView state={list} what="Subscriptions" endpoint="GET /api/v1/events/subscriptions">
+        {(d) =>
+          d.subscriptions.length === 0 ? (
+            <p class="muted">No subscriptions.</p>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Patterns</th>
+                    <th scope="col">Target</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Delivered</th>
+                    <th scope="col">Success</th>
+                    <th scope="col">Last delivery</th>
+                    <th scope="col">
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.subscriptions.map((s) => (
+                    <tr key={s.subscription_id} data-subscription={s.subscription_id}>
+                      <td>
+                        <Link to={`/subscriptions/${encodeURIComponent(s.subscription_id)}`}>{s.name}</Link>
+                      </td>
+                      <td>
+                        <code>{s.event_patterns.join(', ')}</code>
+                      </td>
+                      <td class="small break">{s.webhook_url ?? s.delivery_method}</td>
+                      <td>
+                        <Badge value={s.status} />
+                      </td>
+                      <td data-testid="events-delivered">{formatNumber(s.events_delivered)}</td>
+                      <td>{formatRatio(s.success_rate)}</td>
+                      <td class="nowrap">{formatTime(s.last_delivery)}</td>
+                      <td class="nowrap">
+                        {s.status === 'paused' || s.status === 'error' ? (
+                          <button type="button" onClick={() => void setEnabled.run(s, true)}>
+                            Resume
+                          </button>
+                        ) : (
+                          <button type="button" onClick={() => void setEnabled.run(s, false)}>
+                            Pause
+                          </button>
+                        )}{' '}
+                        <ConfirmButton
+                          label="Delete"
+                          title={`Delete the subscription “${s.name}”?`}
+                          confirmLabel="Delete"
+                          danger
+                          onConfirm={() => void remove.run(s)}
+                        >
+                          <p>Pending deliveries to it are dropped.</p>
+                        </ConfirmButton>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )
+        }
+      </ApiView>
+      <details class="panel">
+        <summary>Create a webhook subscription</summary>
+        <RequiresOperation operation="POST /api/v1/events/subscriptions" what="Creating subscriptions">
+          <CreateSubscriptionForm onCreated={list.reload} />
+        </RequiresOperation>
+      </details>
+    </Page>
+  );
+}

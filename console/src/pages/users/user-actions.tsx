@@ -1,0 +1,190 @@
+import { useState } from 'preact/hooks';
+import { post, put } from '../../api/client.ts';
+import { ErrorNotice } from '../../components/error-notice.tsx';
+import { Field } from '../../components/field.tsx';
+import { OnceSecret } from '../../components/once-secret.tsx';
+import { useAction } from '../../hooks/use-action.ts';
+import { randomPassword } from '../../random-password.ts';
+import { ROLES, type UserDetail } from './user-types.ts';
+
+const base = (id: string) => `/admin/users/${encodeURIComponent(id)}`;
+
+/** PUT /api/v1/admin/users/{id}: e-mail, full name, roles and status. */
+export function EditUserForm({ user, onSaved }: { user: UserDetail; onSaved: () => void }) {
+  const [form, setForm] = useState({
+    email: user.email,
+    full_name: user.full_name,
+    roles: user.roles,
+    status: user.status,
+  });
+  const save = useAction(async () => {
+    await put(base(user.id), form);
+    onSaved();
+  });
+  const errors = save.error?.fieldErrors ?? {};
+  return (
+    <form
+      class="form-grid"
+      aria-label="Edit user"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save.run();
+      }}
+    >
+      <Field label="E-mail" error={errors['email']}>
+        {(p) => (
+          <input
+            {...p}
+            type="email"
+            value={form.email}
+            onInput={(e) => setForm({ ...form, email: e.currentTarget.value })}
+          />
+        )}
+      </Field>
+      <Field label="Full name" error={errors['full_name']}>
+        {(p) => (
+          <input
+            {...p}
+            value={form.full_name}
+            onInput={(e) => setForm({ ...form, full_name: e.currentTarget.value })}
+          />
+        )}
+      </Field>
+      <Field label="Status" error={errors['status']}>
+        {(p) => (
+          <select
+            {...p}
+            value={form.status}
+            onChange={(e) => setForm({ ...form, status: e.currentTarget.value })}
+          >
+            <option>active</option>
+            <option>inactive</option>
+            <option>suspended</option>
+          </select>
+        )}
+      </Field>
+      <fieldset>
+        <legend>Roles</legend>
+        {ROLES.map((r) => (
+          <label key={r} class="check-label">
+            <input
+              type="checkbox"
+              checked={form.roles.includes(r)}
+              onChange={(e) =>
+                setForm({
+                  ...form,
+                  roles: e.currentTarget.checked ? [...form.roles, r] : form.roles.filter((x) => x !== r),
+                })
+              }
+            />{' '}
+            {r}
+          </label>
+        ))}
+      </fieldset>
+      <ErrorNotice error={save.error} title="Could not save" />
+      <div class="actions">
+        <button type="submit" class="primary" disabled={save.busy}>
+          Save changes
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** POST /api/v1/admin/users/{id}/suspend: ends the user's sessions and keys at once. */
+export function SuspendForm({ user, onDone }: { user: UserDetail; onDone: () => void }) {
+  const [reason, setReason] = useState('');
+  const [days, setDays] = useState('');
+  const [notify, setNotify] = useState(false);
+  const suspend = useAction(async () => {
+    await post(`${base(user.id)}/suspend`, {
+      reason,
+      ...(days ? { duration_days: Number(days) } : {}),
+      notify_user: notify,
+    });
+    onDone();
+  });
+  const errors = suspend.error?.fieldErrors ?? {};
+  return (
+    <form
+      class="form-grid"
+      aria-label="Suspend user"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void suspend.run();
+      }}
+    >
+      <Field label="Reason" error={errors['reason']}>
+        {(p) => <input {...p} required value={reason} onInput={(e) => setReason(e.currentTarget.value)} />}
+      </Field>
+      <Field label="Duration (days)" error={errors['duration_days']} hint="Empty: until lifted">
+        {(p) => (
+          <input {...p} type="number" min={1} value={days} onInput={(e) => setDays(e.currentTarget.value)} />
+        )}
+      </Field>
+      <label class="check-label">
+        <input type="checkbox" checked={notify} onChange={(e) => setNotify(e.currentTarget.checked)} /> Notify
+        the user by e-mail
+      </label>
+      <ErrorNotice error={suspend.error} title="Could not suspend" />
+      <div class="actions">
+        <button type="submit" class="danger" disabled={suspend.busy || user.status === 'suspended'}>
+          Suspend {user.username}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** POST /api/v1/admin/users/{id}/reset-password with a temporary password shown once. */
+export function ResetPasswordForm({ user }: { user: UserDetail }) {
+  const [temporary, setTemporary] = useState(randomPassword);
+  const [force, setForce] = useState(true);
+  const [sendEmail, setSendEmail] = useState(false);
+  const [shown, setShown] = useState<string | null>(null);
+  const reset = useAction(async () => {
+    const res = await post<{ temporary_password?: string }>(`${base(user.id)}/reset-password`, {
+      temporary_password: temporary,
+      force_change_on_login: force,
+      send_email: sendEmail,
+    });
+    setShown(res?.temporary_password ?? temporary);
+    setTemporary(randomPassword());
+  });
+  const errors = reset.error?.fieldErrors ?? {};
+  return (
+    <form
+      class="form-grid"
+      aria-label="Reset password"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void reset.run();
+      }}
+    >
+      {shown ? (
+        <OnceSecret
+          label={`Temporary password for ${user.username}`}
+          value={shown}
+          onDismiss={() => setShown(null)}
+        />
+      ) : null}
+      <Field label="Temporary password" error={errors['temporary_password']}>
+        {(p) => <input {...p} value={temporary} onInput={(e) => setTemporary(e.currentTarget.value)} />}
+      </Field>
+      <label class="check-label">
+        <input type="checkbox" checked={force} onChange={(e) => setForce(e.currentTarget.checked)} /> Must
+        change it at next login
+      </label>
+      <label class="check-label">
+        <input type="checkbox" checked={sendEmail} onChange={(e) => setSendEmail(e.currentTarget.checked)} />{' '}
+        Send it by e-mail
+      </label>
+      <ErrorNotice error={reset.error} title="Could not reset the password" />
+      <div class="actions">
+        <button type="submit" disabled={reset.busy}>
+          Reset password
+        </button>
+      </div>
+    </form>
+  );
+}

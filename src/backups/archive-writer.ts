@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { create } from 'tar';
+import { encryptingStream } from './archive-cipher.js';
+import { MANIFEST_FILE, type Manifest } from './backup-manifest.js';
+
+/**
+ * Packs a staged folder into the archive file: `manifest.json` first, then the named top-level folders,
+ * as `.tar.gz` (or plain `.tar`), optionally encrypted. Writes to a temporary name and renames at the
+ * end, so a half-written archive never carries the final name. Resolves to the file's size and SHA-256.
+ */
+export async function writeArchive(options: {
+  stagingDir: string;
+  manifest: Manifest;
+  folders: readonly string[];
+  file: string;
+  compression: boolean;
+  encryptionKey?: string | undefined;
+}): Promise<{ bytes: number; sha256: string }> {
+  const { stagingDir, file } = options;
+  await writeFile(join(stagingDir, MANIFEST_FILE), `${JSON.stringify(options.manifest, null, 2)}\n`);
+  const pack = create(
+    // portable: no uid/gid/user names of this machine in the archive.
+    { cwd: stagingDir, gzip: options.compression, portable: true, follow: false },
+    [MANIFEST_FILE, ...options.folders],
+  );
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const measure = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      bytes += chunk.length;
+      done(null, chunk);
+    },
+  });
+  const partial = `${file}.partial`;
+  try {
+    const stages = options.encryptionKey ? [await encryptingStream(options.encryptionKey)] : [];
+    const source = Readable.from(pack as AsyncIterable<Buffer>, { objectMode: false });
+    await pipeline([source, ...stages, measure, createWriteStream(partial, { flags: 'wx' })]);
+    await rename(partial, file);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw err;
+  }
+  return { bytes, sha256: hash.digest('hex') };
+}

@@ -1,0 +1,204 @@
+import type { Dirent } from 'node:fs';
+import { copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { isSecretKey } from '../config/config-masking.js';
+import type { PlatformConfig } from '../config/config-schema.js';
+import type { ConfigMetadata } from '../config/config-service.js';
+import { nowIso } from '../kernel/new-id.js';
+import type { Database } from '../storage/database.js';
+import { PLATFORM_VERSION } from '../system/platform-info.js';
+import { sha256File } from './archive-reader.js';
+import { writeArchive } from './archive-writer.js';
+import { archiveFileName, backupFolder, pluginFolder, workFolder } from './backup-files.js';
+import {
+  BACKUP_FORMAT,
+  CONFIG_FILE,
+  type Component,
+  type ConfigExport,
+  type Manifest,
+} from './backup-manifest.js';
+import { TABLES_OUTSIDE_DATABASE_COMPONENT } from './backup-scope.js';
+import type { BackupRow, BackupStore, BackupType } from './backup-store.js';
+import { describeTables, type LooseDb } from './database-schema.js';
+import { appliedMigrations, withSnapshot } from './database-snapshot.js';
+import { dumpTables } from './table-dump.js';
+
+export interface BuildInput {
+  id: string;
+  name: string;
+  type: BackupType;
+  includes: readonly Component[];
+  compression: boolean;
+  encryption: boolean;
+  createdBy: string;
+}
+
+export interface BuildDeps {
+  database: Database;
+  cfg: () => PlatformConfig;
+  store: BackupStore;
+  configMetadata: () => ConfigMetadata;
+  /** Writes the log store as JSON Lines into the file; undefined when this platform has no log store. */
+  exportLogs: ((file: string) => Promise<{ rows: number }>) | undefined;
+}
+
+/**
+ * Writes one archive and its catalogue row. The row is `running` while the archive is written and ends
+ * `completed` (with size, checksum and measured duration) or `failed` (with the error); a failed archive
+ * leaves no file behind.
+ */
+export async function buildBackup(deps: BuildDeps, input: BuildInput): Promise<BackupRow> {
+  const cfg = deps.cfg();
+  const started = performance.now();
+  const fileName = archiveFileName(input.id, input.compression, input.encryption);
+  const row: BackupRow = {
+    id: input.id,
+    name: input.name,
+    type: input.type,
+    status: 'running',
+    includes: JSON.stringify(input.includes),
+    file_name: fileName,
+    size_bytes: 0,
+    compression: input.compression ? 1 : 0,
+    encryption: input.encryption ? 1 : 0,
+    sha256: '',
+    duration_ms: 0,
+    created_at: nowIso(),
+    completed_at: null,
+    created_by: input.createdBy,
+    error: null,
+  };
+  await mkdir(backupFolder(cfg), { recursive: true });
+  await deps.store.insert(row);
+  const work = workFolder(cfg, input.id);
+  const content = join(work, 'content');
+  try {
+    await mkdir(content, { recursive: true });
+    const manifest: Manifest = {
+      format: BACKUP_FORMAT,
+      backup_id: input.id,
+      name: row.name,
+      compression: input.compression,
+      platform_version: PLATFORM_VERSION,
+      schema_version: [],
+      dialect: deps.database.dialect,
+      includes: [...input.includes],
+      skipped: {},
+      created_at: row.created_at,
+      tables: {},
+      files: {},
+    };
+    await withSnapshot(deps.database, work, async (db) => {
+      manifest.schema_version = await appliedMigrations(db);
+      if (input.includes.includes('database')) await stageDatabase(db, deps.database, content, manifest);
+      if (input.includes.includes('configuration')) {
+        await stageConfiguration(db, deps.configMetadata(), content, manifest);
+      }
+    });
+    if (input.includes.includes('plugins')) await stagePlugins(pluginFolder(cfg), content, manifest);
+    if (input.includes.includes('logs')) await stageLogs(deps.exportLogs, content, manifest);
+    const folders = ['database', 'config', 'plugins', 'logs'].filter((f) =>
+      Object.keys(manifest.files).some((p) => p.startsWith(`${f}/`)),
+    );
+    const written = await writeArchive({
+      stagingDir: content,
+      manifest,
+      folders,
+      file: join(backupFolder(cfg), fileName),
+      compression: input.compression,
+      encryptionKey: input.encryption ? cfg.backups.encryption_key : undefined,
+    });
+    const done = {
+      status: 'completed',
+      size_bytes: written.bytes,
+      sha256: written.sha256,
+      duration_ms: Math.round(performance.now() - started),
+      completed_at: nowIso(),
+    };
+    await deps.store.update(input.id, done);
+    return { ...row, ...done };
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    await deps.store
+      .update(input.id, { status: 'failed', error, completed_at: nowIso() })
+      .catch(() => undefined);
+    throw err;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+async function stageDatabase(db: LooseDb, database: Database, content: string, manifest: Manifest) {
+  const tables = (await describeTables(db, database.dialect)).filter(
+    (t) => !TABLES_OUTSIDE_DATABASE_COMPONENT.has(t.name),
+  );
+  const dumped = await dumpTables(db, tables, content);
+  for (const [name, t] of Object.entries(dumped)) {
+    manifest.tables[name] = { rows: t.rows, columns: t.columns };
+    manifest.files[t.file.path] = { sha256: t.file.sha256, bytes: t.file.bytes };
+  }
+}
+
+/** The runtime changes stored in the database, without secrets: an archive must never carry credentials. */
+async function stageConfiguration(
+  db: LooseDb,
+  metadata: ConfigMetadata,
+  content: string,
+  manifest: Manifest,
+) {
+  const rows = await db.selectFrom('config_overrides').selectAll().orderBy('key').execute();
+  const overrides: ConfigExport['overrides'] = {};
+  for (const r of rows) {
+    const key = String(r['key']);
+    if (isSecretKey(key)) continue;
+    overrides[key] = {
+      value: JSON.parse(String(r['value'])) as unknown,
+      updated_at: String(r['updated_at']),
+      updated_by: String(r['updated_by']),
+    };
+  }
+  const body: ConfigExport = { overrides, metadata };
+  const file = join(content, CONFIG_FILE);
+  await mkdir(join(content, 'config'), { recursive: true });
+  await writeFile(file, `${JSON.stringify(body, null, 2)}\n`);
+  manifest.files[CONFIG_FILE] = await sha256File(file);
+}
+
+/** Copies the plugin packages; only plain files and folders (a link could point anywhere on this machine). */
+async function stagePlugins(source: string, content: string, manifest: Manifest) {
+  const copy = async (relative: string) => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(join(source, relative), { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && relative === '') return;
+      throw err;
+    }
+    for (const entry of entries) {
+      if (entry.name.includes('\\')) continue;
+      const path = relative ? `${relative}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        await copy(path);
+      } else if (entry.isFile()) {
+        const target = join(content, 'plugins', path);
+        await mkdir(join(target, '..'), { recursive: true });
+        await copyFile(join(source, path), target);
+        manifest.files[`plugins/${path}`] = await sha256File(target);
+      }
+    }
+  };
+  await copy('');
+}
+
+async function stageLogs(exportLogs: BuildDeps['exportLogs'], content: string, manifest: Manifest) {
+  if (!exportLogs) {
+    manifest.skipped['logs'] = 'this platform has no log store to export';
+    return;
+  }
+  const path = 'logs/log_entries.jsonl';
+  const file = join(content, path);
+  await mkdir(join(content, 'logs'), { recursive: true });
+  await exportLogs(file);
+  manifest.files[path] = await sha256File(file);
+}

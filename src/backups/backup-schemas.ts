@@ -1,0 +1,146 @@
+import { Type } from '@sinclair/typebox';
+import { Timestamp } from '../http/envelope.js';
+
+/** Component names: the core path says `configuration`, the admin path `config`; both are accepted on both. */
+export const ComponentName = Type.Union(
+  [
+    Type.Literal('configuration'),
+    Type.Literal('config'),
+    Type.Literal('database'),
+    Type.Literal('plugins'),
+    Type.Literal('logs'),
+  ],
+  { description: '`config` is the admin spelling of `configuration`; `logs` is exported, never restored' },
+);
+
+const components = (description: string) =>
+  Type.Array(ComponentName, { minItems: 1, maxItems: 5, description });
+
+export const BackupIdParams = Type.Object({
+  backup_id: Type.String({ minLength: 1, maxLength: 100, examples: ['bkp_01jd8x2k4v6b1c2d3e4f5g6h7j'] }),
+});
+
+export const CreateBackupBody = Type.Object(
+  {
+    include: Type.Optional(components('What to back up; default configuration, database and plugins')),
+    compression: Type.Optional(Type.Boolean({ default: true, description: 'gzip the archive (.tar.gz)' })),
+    encryption: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'AES-256-GCM with a key derived from backups.encryption_key',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ include: ['configuration', 'database', 'plugins'], compression: true, encryption: false }],
+  },
+);
+
+export const AdminCreateBackupBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    include_database: Type.Optional(Type.Boolean({ default: true })),
+    include_config: Type.Optional(Type.Boolean({ default: true })),
+    include_plugins: Type.Optional(Type.Boolean({ default: true })),
+    include_logs: Type.Optional(Type.Boolean({ default: false })),
+    compression: Type.Optional(Type.Boolean({ default: true })),
+    encryption: Type.Optional(Type.Boolean({ default: false })),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'before upgrade', include_database: true, include_config: true, include_logs: false }],
+  },
+);
+
+const restoreCommon = {
+  components: Type.Optional(components('What to restore; default every restorable component in the backup')),
+  create_backup_before_restore: Type.Optional(
+    Type.Boolean({ default: true, description: 'Take a backup of the current state first' }),
+  ),
+};
+
+export const RestoreBody = Type.Object(
+  {
+    ...restoreCommon,
+    confirm: Type.Optional(Type.Boolean({ description: 'Must be true: a restore replaces current data' })),
+  },
+  { additionalProperties: false, examples: [{ components: ['database'], confirm: true }] },
+);
+
+export const AdminRestoreBody = Type.Object(
+  {
+    ...restoreCommon,
+    confirm_restore: Type.Optional(
+      Type.Boolean({ description: 'Must be true: a restore replaces current data' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      { components: ['database', 'config'], confirm_restore: true, create_backup_before_restore: true },
+    ],
+  },
+);
+
+const common = {
+  size_mb: Type.Number({ minimum: 0, description: 'Archive size in MiB (measured), 3 decimals' }),
+  size_bytes: Type.Integer({ minimum: 0 }),
+  created_at: Timestamp,
+  type: Type.String({ examples: ['manual', 'scheduled'] }),
+  compression: Type.Boolean(),
+  encryption: Type.Boolean(),
+  sha256: Type.String({ description: 'SHA-256 of the archive file' }),
+};
+
+export const CoreCreatedView = Type.Object({
+  backup_id: Type.String(),
+  status: Type.Literal('created'),
+  name: Type.String(),
+  includes: Type.Array(Type.String(), { examples: [['configuration', 'database', 'plugins']] }),
+  download_url: Type.String({ examples: ['/api/v1/backup/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j/download'] }),
+  ...common,
+});
+
+export const CoreListItem = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: Type.String({ examples: ['completed'], description: 'running, completed or failed' }),
+  includes: Type.Array(Type.String()),
+  download_url: Type.String(),
+  ...common,
+});
+
+export const AdminBackupView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: Type.String({ examples: ['created', 'completed'] }),
+  includes: Type.Array(Type.String(), { examples: [['database', 'config', 'plugins']] }),
+  download_url: Type.String({ examples: ['/api/v1/admin/backup/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j/download'] }),
+  created_by: Type.String(),
+  completed_at: Type.Union([Timestamp, Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()]),
+  ...common,
+});
+
+export const RestoreStartedView = Type.Object({
+  restore_id: Type.String({ examples: ['rst_01jd8x2k4v6b1c2d3e4f5g6h7j'] }),
+  status: Type.Literal('started'),
+  backup_id: Type.String(),
+  estimated_duration_ms: Type.Integer({
+    minimum: 0,
+    description:
+      "From measured durations: the backup's own dump time, plus the latest backup's for the safety backup",
+  }),
+  components: Type.Array(Type.String()),
+  task_url: Type.String({
+    description: 'The restore runs as a task (type `restore`) whose id is the restore id',
+    examples: ['/api/v1/tasks/rst_01jd8x2k4v6b1c2d3e4f5g6h7j'],
+  }),
+});
+
+export const ArchiveFile = Type.String({
+  format: 'binary',
+  description:
+    'The archive: application/gzip (.tar.gz), application/x-tar (.tar), or application/octet-stream when encrypted',
+});

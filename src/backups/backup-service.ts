@@ -1,0 +1,686 @@
+import { constants } from 'node:fs';
+import { access, copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { AuthService } from '../auth/auth-service.js';
+import type { SharedState } from '../cluster/shared-state.js';
+import type { PlatformConfig } from '../config/config-schema.js';
+import type { ConfigService } from '../config/config-service.js';
+import { AppError, notFound } from '../http/app-error.js';
+import { newId, nowIso } from '../kernel/new-id.js';
+import type { PlatformEvents } from '../kernel/platform-events.js';
+import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import type { LogStore } from '../logs/log-store.js';
+import type { Database } from '../storage/database.js';
+import type { Maintenance, MaintenanceState } from '../system/maintenance.js';
+import type { Scheduler } from '../tasks/scheduler.js';
+import type { TaskContext, TaskRunner } from '../tasks/task-runner.js';
+import { sha256File, unpackArchive } from './archive-reader.js';
+import { buildBackup } from './backup-builder.js';
+import {
+  archiveContentType,
+  archiveFileName,
+  archiveLimits,
+  backupFolder,
+  workFolder,
+} from './backup-files.js';
+import type { Component } from './backup-manifest.js';
+import { type ApplyReport, applyArchive, type VerifiedArchive, verifyArchive } from './backup-restorer.js';
+import { type BackupRow, BackupStore, type BackupType, includesOf } from './backup-store.js';
+import { exportLogStore } from './log-export.js';
+
+/** Who asked for an operation, and from where; written to the audit log and carried by the events. */
+export interface BackupOrigin {
+  userId: string | null;
+  username: string;
+  ip?: string | undefined;
+  userAgent?: string | undefined;
+  requestId?: string | undefined;
+}
+
+export interface CreateBackupInput {
+  name?: string | undefined;
+  includes: readonly Component[];
+  compression: boolean;
+  encryption: boolean;
+}
+
+export interface RestoreInput {
+  components?: readonly Component[] | undefined;
+  /** Take a backup of the current state first (default true). */
+  safetyBackup: boolean;
+}
+
+export interface RestoreStarted {
+  restore_id: string;
+  status: 'started';
+  backup_id: string;
+  estimated_duration_ms: number;
+  components: Component[];
+}
+
+interface PendingRestore {
+  archive: VerifiedArchive;
+  input: RestoreInput;
+  origin: BackupOrigin;
+  release: () => Promise<void>;
+  estimatedMs: number;
+}
+
+// One backup or restore at a time across the cluster. Generous, because the lock cannot be renewed: a
+// process that dies holding it blocks backups for at most this long.
+const LOCK = 'backups';
+const LOCK_TTL_MS = 60 * 60_000;
+const SCHEDULE_JOB = 'scheduled_backup';
+export const FULL: readonly Component[] = ['configuration', 'database', 'plugins'];
+
+/**
+ * Backups and restores (`backups` service): writes archives and their catalogue, restores them as `restore`
+ * tasks under maintenance mode, runs scheduled backups (`backup` tasks) with retention, and reports measured
+ * figures. The HTTP routes and the CLI both go through this one implementation.
+ */
+export class BackupService implements PlatformService {
+  readonly name = 'backups';
+  readonly type = 'storage';
+  readonly dependencies = ['database', 'task_runner', 'scheduler'] as const;
+  private readonly store: BackupStore;
+  private readonly pending = new Map<string, PendingRestore>();
+  private unsubscribeConfig: (() => void) | undefined;
+  private readonly counts = {
+    created: 0,
+    failed: 0,
+    restored: 0,
+    restoreFailed: 0,
+    deletedByRetention: 0,
+    lastBytes: 0,
+    lastDurationMs: 0,
+    lastRestoreMs: 0,
+  };
+  private lastScheduledError: string | undefined;
+
+  constructor(
+    private readonly deps: {
+      database: Database;
+      cfg: () => PlatformConfig;
+      config: ConfigService;
+      auth: AuthService;
+      maintenance: Maintenance;
+      shared: SharedState;
+      audit: AuditLog;
+      events: PlatformEvents;
+      tasks: TaskRunner;
+      scheduler: Scheduler | undefined;
+      logs: Pick<LogStore, 'query'> | undefined;
+      log: FastifyBaseLogger;
+    },
+  ) {
+    this.store = new BackupStore(deps.database.db);
+  }
+
+  // --- operations ---
+
+  async create(input: CreateBackupInput, origin: BackupOrigin): Promise<BackupRow> {
+    this.assertEncryptable(input.encryption);
+    const release = await this.acquire();
+    let row: BackupRow;
+    try {
+      row = await this.build({ ...input, type: 'manual' }, origin.username);
+    } finally {
+      await release();
+    }
+    await this.recordCreated(row, origin);
+    return row;
+  }
+
+  list(): Promise<BackupRow[]> {
+    return this.store.list();
+  }
+
+  async get(id: string): Promise<BackupRow> {
+    const row = await this.store.findById(id);
+    if (!row) throw notFound('backup', id);
+    return row;
+  }
+
+  /** The archive file to send, after checking it is still the one the backup wrote. */
+  async download(id: string): Promise<{ file: string; bytes: number; contentType: string; row: BackupRow }> {
+    const row = await this.completed(id);
+    const file = join(backupFolder(this.deps.cfg()), row.file_name);
+    const actual = await sha256File(file).catch(() => undefined);
+    if (!actual) throw notFound('backup file', id);
+    if (actual.sha256 !== row.sha256 || actual.bytes !== Number(row.size_bytes)) {
+      throw new AppError('BACKUP_INVALID', 'The archive file was changed or replaced since it was written', {
+        details: { reason: 'checksum_mismatch', backup_id: id },
+      });
+    }
+    return {
+      file,
+      bytes: actual.bytes,
+      contentType: archiveContentType(row.compression === 1, row.encryption === 1),
+      row,
+    };
+  }
+
+  /**
+   * Verifies the archive completely (nothing live is touched), then starts the `restore` task and answers.
+   * The lock taken here is held by the task until it ends.
+   */
+  async startRestore(id: string, input: RestoreInput, origin: BackupOrigin): Promise<RestoreStarted> {
+    const backup = await this.completed(id);
+    const release = await this.acquire();
+    const restoreId = newId('rst');
+    const dir = workFolder(this.deps.cfg(), restoreId);
+    let components: Component[];
+    let estimatedMs: number;
+    try {
+      const archive = await verifyArchive(this.deps, backup, input.components, dir);
+      components = archive.components;
+      // Measured figures only: loading takes about as long as dumping did, plus a safety backup of today's size.
+      const latest = await this.store.latestCompleted();
+      estimatedMs = Number(backup.duration_ms) + (input.safetyBackup ? Number(latest?.duration_ms ?? 0) : 0);
+      this.pending.set(restoreId, { archive, input, origin, release, estimatedMs });
+      await this.deps.tasks.start(
+        'restore',
+        {
+          restore_id: restoreId,
+          backup_id: id,
+          components,
+          create_backup_before_restore: input.safetyBackup,
+        },
+        { id: restoreId, actor: actorOf(origin) },
+      );
+    } catch (err) {
+      this.pending.delete(restoreId);
+      await rm(dir, { recursive: true, force: true });
+      await release();
+      throw err;
+    }
+    await this.audit(origin, 'backup.restore', id, {
+      restore_id: restoreId,
+      components,
+      create_backup_before_restore: input.safetyBackup,
+      status: 'started',
+    });
+    return {
+      restore_id: restoreId,
+      status: 'started',
+      backup_id: id,
+      estimated_duration_ms: estimatedMs,
+      components,
+    };
+  }
+
+  /**
+   * Adds an archive written elsewhere (another installation, another dialect) to the catalogue, after the
+   * same verification a restore makes. It keeps its backup id; an id already known is a conflict.
+   */
+  async importArchive(source: string, origin: BackupOrigin): Promise<BackupRow> {
+    const release = await this.acquire();
+    const cfg = this.deps.cfg();
+    const work = workFolder(cfg, newId('imp'));
+    const started = performance.now();
+    try {
+      await mkdir(work, { recursive: true });
+      const { manifest, encrypted } = await unpackArchive({
+        file: source,
+        dir: work,
+        encryptionKey: cfg.backups.encryption_key,
+        limits: archiveLimits(cfg),
+      });
+      if (await this.store.findById(manifest.backup_id)) {
+        throw new AppError(
+          'RESOURCE_CONFLICT',
+          `Backup '${manifest.backup_id}' is already in the catalogue`,
+          {
+            details: { backup_id: manifest.backup_id },
+          },
+        );
+      }
+      const fileName = archiveFileName(manifest.backup_id, manifest.compression, encrypted);
+      await mkdir(backupFolder(cfg), { recursive: true });
+      const target = join(backupFolder(cfg), fileName);
+      await copyFile(source, `${target}.partial`);
+      await rename(`${target}.partial`, target);
+      const written = await sha256File(target);
+      const row: BackupRow = {
+        id: manifest.backup_id,
+        name: manifest.name,
+        type: 'manual',
+        status: 'completed',
+        includes: JSON.stringify(manifest.includes),
+        file_name: fileName,
+        size_bytes: written.bytes,
+        compression: manifest.compression ? 1 : 0,
+        encryption: encrypted ? 1 : 0,
+        sha256: written.sha256,
+        // Not the original dump time (unknown here) but the measured time to read the whole archive.
+        duration_ms: Math.round(performance.now() - started),
+        created_at: manifest.created_at,
+        completed_at: nowIso(),
+        created_by: origin.username,
+        error: null,
+      };
+      await this.store.insert(row);
+      await this.audit(origin, 'backup.import', row.id, {
+        source_dialect: manifest.dialect,
+        includes: manifest.includes,
+      });
+      return row;
+    } finally {
+      await rm(work, { recursive: true, force: true });
+      await release();
+    }
+  }
+
+  /** Waits for a restore task started here to end (the CLI uses it). */
+  async restoreSettled(restoreId: string): Promise<{ status: string; error: string | null }> {
+    const task = await this.deps.tasks.settled(restoreId);
+    return { status: task?.status ?? 'unknown', error: task?.error ?? null };
+  }
+
+  // --- the service lifecycle ---
+
+  async start(): Promise<void> {
+    this.deps.tasks.registerType('restore', (task) => this.runRestoreTask(task), {
+      steps: ['maintenance', 'safety_backup', 'database', 'plugins', 'caches'],
+    });
+    this.deps.tasks.registerType('backup', (task) => this.runScheduledTask(task));
+    await this.settleOrphans();
+    this.applySchedule();
+    this.unsubscribeConfig = this.deps.config.onChange((keys) => {
+      if (keys.includes('backups.schedule')) this.applySchedule();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribeConfig?.();
+    this.deps.scheduler?.unschedule(SCHEDULE_JOB);
+  }
+
+  async health(): Promise<ServiceHealth> {
+    const folder = backupFolder(this.deps.cfg());
+    const started = performance.now();
+    let writable = true;
+    try {
+      await mkdir(folder, { recursive: true });
+      await access(folder, constants.W_OK);
+    } catch {
+      writable = false;
+    }
+    const latest = await this.store.latestCompleted();
+    const checks = [
+      {
+        name: 'backup_folder',
+        status: writable ? ('pass' as const) : ('fail' as const),
+        response_time_ms: Math.round((performance.now() - started) * 100) / 100,
+      },
+      {
+        name: 'scheduled_backups',
+        status: this.lastScheduledError ? ('warning' as const) : ('pass' as const),
+        schedule: this.deps.cfg().backups.schedule || null,
+        ...(this.lastScheduledError ? { error: this.lastScheduledError } : {}),
+      },
+    ];
+    return {
+      status: !writable ? 'unhealthy' : this.lastScheduledError ? 'warning' : 'healthy',
+      checks,
+      details: { last_backup_at: latest?.created_at ?? null, folder },
+    };
+  }
+
+  metrics(): Record<string, number> {
+    const c = this.counts;
+    const attempts = c.created + c.failed + c.restored + c.restoreFailed;
+    return {
+      requests_handled: attempts,
+      backups_created: c.created,
+      backups_failed: c.failed,
+      restores_completed: c.restored,
+      restores_failed: c.restoreFailed,
+      deleted_by_retention: c.deletedByRetention,
+      last_backup_bytes: c.lastBytes,
+      last_backup_duration_ms: c.lastDurationMs,
+      last_restore_duration_ms: c.lastRestoreMs,
+      error_rate:
+        attempts === 0 ? 0 : Math.round(((c.failed + c.restoreFailed) / attempts) * 10_000) / 10_000,
+    };
+  }
+
+  settings(): Record<string, unknown> {
+    const b = this.deps.cfg().backups;
+    return {
+      folder: backupFolder(this.deps.cfg()),
+      schedule: b.schedule || null,
+      retention_count: b.retention_count,
+      encryption_key_set: b.encryption_key !== '',
+      max_archive_entries: b.max_archive_entries,
+      max_entry_bytes: b.max_entry_bytes,
+      max_unpacked_bytes: b.max_unpacked_bytes,
+    };
+  }
+
+  // --- internals ---
+
+  private async acquire(): Promise<() => Promise<void>> {
+    const release = await this.deps.shared.tryLock(LOCK, LOCK_TTL_MS);
+    if (!release) throw new AppError('BACKUP_IN_PROGRESS');
+    return release;
+  }
+
+  private assertEncryptable(encryption: boolean): void {
+    if (encryption && !this.deps.cfg().backups.encryption_key) {
+      throw new AppError('BACKUP_KEY_REQUIRED', undefined, {
+        details: { field: 'encryption', reason: 'backups.encryption_key is not configured' },
+      });
+    }
+  }
+
+  private async completed(id: string): Promise<BackupRow> {
+    const row = await this.get(id);
+    if (row.status !== 'completed') {
+      throw new AppError('RESOURCE_CONFLICT', `Backup '${id}' is ${row.status}, not completed`, {
+        details: { backup_id: id, status: row.status },
+      });
+    }
+    return row;
+  }
+
+  private async build(
+    input: CreateBackupInput & { type: BackupType },
+    createdBy: string,
+  ): Promise<BackupRow> {
+    const id = newId('bkp');
+    const { logs } = this.deps;
+    try {
+      const row = await buildBackup(
+        {
+          database: this.deps.database,
+          cfg: this.deps.cfg,
+          store: this.store,
+          configMetadata: () => this.deps.config.metadata(),
+          exportLogs: logs ? (file) => exportLogStore(logs, file) : undefined,
+        },
+        {
+          id,
+          name: input.name?.trim() || `${input.type} backup ${nowIso()}`,
+          type: input.type,
+          includes: input.includes,
+          compression: input.compression,
+          encryption: input.encryption,
+          createdBy,
+        },
+      );
+      this.counts.created += 1;
+      this.counts.lastBytes = Number(row.size_bytes);
+      this.counts.lastDurationMs = Number(row.duration_ms);
+      return row;
+    } catch (err) {
+      this.counts.failed += 1;
+      this.deps.log.error({ err, backup_id: id }, 'backup failed');
+      throw err;
+    }
+  }
+
+  private async recordCreated(row: BackupRow, origin: BackupOrigin): Promise<void> {
+    const data = {
+      backup_id: row.id,
+      name: row.name,
+      type: row.type,
+      includes: includesOf(row),
+      size_bytes: Number(row.size_bytes),
+      compression: row.compression === 1,
+      encryption: row.encryption === 1,
+    };
+    await this.audit(origin, 'backup.create', row.id, data);
+    this.deps.events.announce('backup.created', 'system', data, {
+      actor: actorOf(origin),
+      requestId: origin.requestId,
+    });
+  }
+
+  private async audit(
+    origin: BackupOrigin,
+    action: string,
+    backupId: string,
+    details: Record<string, unknown>,
+  ) {
+    await this.deps.audit.write({
+      action,
+      resourceType: 'backup',
+      resourceId: backupId,
+      details,
+      actorId: origin.userId,
+      adminUser: origin.username,
+      ...(origin.ip ? { ipAddress: origin.ip } : {}),
+      ...(origin.userAgent ? { userAgent: origin.userAgent } : {}),
+    });
+  }
+
+  private async runRestoreTask(task: TaskContext): Promise<Record<string, unknown>> {
+    const pending = this.pending.get(task.taskId);
+    this.pending.delete(task.taskId);
+    if (!pending) throw new Error('the verified archive of this restore is no longer available');
+    const started = performance.now();
+    try {
+      const result = await this.restore(task, pending);
+      this.counts.restored += 1;
+      this.counts.lastRestoreMs = Math.round(performance.now() - started);
+      return { ...result, duration_ms: this.counts.lastRestoreMs };
+    } catch (err) {
+      this.counts.restoreFailed += 1;
+      throw err;
+    } finally {
+      await rm(pending.archive.dir, { recursive: true, force: true }).catch(() => undefined);
+      await pending.release().catch(() => undefined);
+    }
+  }
+
+  private async restore(task: TaskContext, p: PendingRestore): Promise<Record<string, unknown>> {
+    const { archive, origin } = p;
+    const backupId = archive.backup.id;
+    const previous = this.deps.maintenance.current();
+    task.step('maintenance', 'running');
+    await this.deps.maintenance.set(
+      {
+        enabled: true,
+        message: `Restoring backup ${backupId}; the platform is back shortly`,
+        estimated_duration_minutes: Math.max(1, Math.ceil(p.estimatedMs / 60_000)),
+        allow_admin_access: true,
+      },
+      origin.username,
+    );
+    task.step('maintenance', 'completed');
+    let report: ApplyReport;
+    let safetyBackupId: string | null = null;
+    try {
+      task.signal.throwIfAborted();
+      if (p.input.safetyBackup) {
+        task.progress(0.05, 'safety_backup');
+        const safety = await this.build(
+          {
+            name: `before restore ${task.taskId}`,
+            type: 'manual',
+            includes: FULL,
+            compression: true,
+            encryption: archive.encrypted && this.deps.cfg().backups.encryption_key !== '',
+          },
+          origin.username,
+        );
+        safetyBackupId = safety.id;
+        task.setDetails({ safety_backup_id: safety.id });
+        task.log('info', `safety backup ${safety.id} written (${safety.size_bytes} bytes)`);
+        task.step('safety_backup', 'completed');
+      } else {
+        task.step('safety_backup', 'skipped', 0);
+      }
+      task.signal.throwIfAborted();
+      task.progress(0.3, 'database');
+      report = await applyArchive(this.deps, archive, {
+        restoreId: task.taskId,
+        onTable: (_table, done, of) => task.progress(0.3 + (0.6 * done) / of, 'database'),
+      });
+      task.step('database', 'completed');
+      task.step('plugins', archive.components.includes('plugins') ? 'completed' : 'skipped');
+      task.log(
+        'info',
+        `restored ${Object.keys(report.tables).length} tables, ${report.config_keys} settings`,
+      );
+      task.progress(0.95, 'caches');
+      await this.dropCaches(report, archive, origin, task);
+      task.step('caches', 'completed');
+    } finally {
+      await this.restoreMaintenance(previous, origin.username);
+    }
+    const summary = {
+      restore_id: task.taskId,
+      backup_id: backupId,
+      components: archive.components,
+      safety_backup_id: safetyBackupId,
+      source_dialect: archive.manifest.dialect,
+    };
+    // The audit log was just replaced by the backup's; this restore is recorded in the restored history.
+    await this.audit(origin, 'backup.restore', backupId, { ...summary, status: 'completed' });
+    this.deps.events.announce('backup.restored', 'system', summary, {
+      actor: actorOf(origin),
+      requestId: origin.requestId,
+    });
+    return {
+      ...summary,
+      tables: report.tables,
+      ignored_columns: report.ignored_columns,
+      config_keys: report.config_keys,
+      plugin_files: report.plugin_files,
+    };
+  }
+
+  /** Every instance drops what it cached of users, sessions, keys and configuration. */
+  private async dropCaches(
+    report: ApplyReport,
+    archive: VerifiedArchive,
+    origin: BackupOrigin,
+    task: TaskContext,
+  ) {
+    if (archive.components.includes('database')) {
+      for (const id of report.affected_user_ids) await this.deps.auth.userChanged(id);
+    }
+    if (archive.components.includes('configuration')) {
+      try {
+        const change = await this.deps.config.reload(origin.username);
+        task.log('info', `configuration reloaded; ${change.updated_keys.length} keys changed`);
+      } catch (err) {
+        task.log('warning', `configuration reload failed: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  private async restoreMaintenance(previous: MaintenanceState, actor: string): Promise<void> {
+    await this.deps.maintenance
+      .set(
+        previous.enabled
+          ? {
+              enabled: true,
+              message: previous.message,
+              ...(previous.estimated_duration_minutes === null
+                ? {}
+                : { estimated_duration_minutes: previous.estimated_duration_minutes }),
+              allow_admin_access: previous.allow_admin_access,
+            }
+          : { enabled: false },
+        actor,
+      )
+      .catch((err: unknown) => this.deps.log.error({ err }, 'could not restore the maintenance state'));
+  }
+
+  private applySchedule(): void {
+    const { scheduler } = this.deps;
+    if (!scheduler) return;
+    scheduler.unschedule(SCHEDULE_JOB);
+    const cron = this.deps.cfg().backups.schedule.trim();
+    if (!cron) return;
+    try {
+      scheduler.schedule(
+        SCHEDULE_JOB,
+        cron,
+        async ({ occurrence }) => {
+          const task = await this.deps.tasks.start('backup', { scheduled_for: occurrence.toISOString() });
+          const done = await this.deps.tasks.settled(task.id);
+          if (done?.status === 'failed') throw new Error(`scheduled backup task ${task.id} failed`);
+        },
+        { description: 'Scheduled backup (backups.schedule), keeping backups.retention_count' },
+      );
+    } catch (err) {
+      this.lastScheduledError = (err as Error).message;
+      this.deps.log.error({ err }, 'backups.schedule is not a valid cron expression');
+    }
+  }
+
+  private async runScheduledTask(task: TaskContext): Promise<Record<string, unknown>> {
+    const origin: BackupOrigin = { userId: null, username: 'system' };
+    try {
+      const release = await this.acquire();
+      let row: BackupRow;
+      const deleted: string[] = [];
+      try {
+        task.progress(0.1, 'backup');
+        row = await this.build(
+          {
+            type: 'scheduled',
+            includes: FULL,
+            compression: true,
+            encryption: this.deps.cfg().backups.encryption_key !== '',
+          },
+          origin.username,
+        );
+        task.progress(0.9, 'retention');
+        for (const old of await this.store.beyondNewest(
+          'scheduled',
+          this.deps.cfg().backups.retention_count,
+        )) {
+          await rm(join(backupFolder(this.deps.cfg()), old.file_name), { force: true });
+          await this.store.delete(old.id);
+          deleted.push(old.id);
+        }
+        this.counts.deletedByRetention += deleted.length;
+      } finally {
+        await release();
+      }
+      if (deleted.length > 0) task.log('info', `retention deleted ${deleted.join(', ')}`);
+      await this.recordCreated(row, origin);
+      this.lastScheduledError = undefined;
+      return { backup_id: row.id, size_bytes: Number(row.size_bytes), deleted_backups: deleted };
+    } catch (err) {
+      this.lastScheduledError = (err as Error).message;
+      throw err;
+    }
+  }
+
+  /**
+   * Rows left `running` and work folders left behind by a process that died mid-backup. Only when no
+   * instance holds the lock, so a backup running elsewhere is never touched.
+   */
+  private async settleOrphans(): Promise<void> {
+    const release = await this.deps.shared.tryLock(LOCK, 60_000);
+    if (!release) return;
+    try {
+      for (const row of await this.store.list()) {
+        if (row.status === 'running') {
+          await this.store.update(row.id, { status: 'failed', error: 'interrupted', completed_at: nowIso() });
+        }
+      }
+      const folder = backupFolder(this.deps.cfg());
+      await rm(join(folder, '.work'), { recursive: true, force: true });
+      for (const name of await readdir(folder).catch(() => [] as string[])) {
+        if (name.endsWith('.partial') && (await stat(join(folder, name))).isFile()) {
+          await rm(join(folder, name), { force: true });
+        }
+      }
+    } finally {
+      await release();
+    }
+  }
+}
+
+const actorOf = (origin: BackupOrigin) =>
+  origin.userId ? { id: origin.userId, username: origin.username } : undefined;

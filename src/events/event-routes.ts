@@ -1,0 +1,154 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import { access } from '../http/access.js';
+import type { App } from '../http/app-type.js';
+import { Envelope, ok, pagination } from '../http/envelope.js';
+import {
+  AuditTrail,
+  EmitBody,
+  EventDetail,
+  EventIdParams,
+  EventList,
+  EventSummary,
+  ListQuery,
+} from './event-schemas.js';
+import type { EventService, Reader } from './event-service.js';
+import { eventSummary } from './event-views.js';
+
+const tags = ['events'];
+
+export const readerOf = (request: FastifyRequest): Reader => ({
+  userId: request.principal!.userId,
+  isAdmin: request.principal!.isAdmin,
+});
+
+export function registerEventRoutes(app: App, deps: { events: EventService }): void {
+  const { events } = deps;
+
+  app.post(
+    '/api/v1/events',
+    {
+      config: { access: access.permission('events:emit') },
+      schema: {
+        operationId: 'emitEvent',
+        tags,
+        summary: 'Emit an event; answered after it is stored with its deliveries queued',
+        description:
+          'The event and one outbox row per matching durable subscription are written in one transaction; ' +
+          'the 201 is sent after the commit. Errors: 400 INVALID_EVENT_TYPE, 413 EVENT_TOO_LARGE, ' +
+          '410 EVENT_EXPIRED (expires_at in the past), 422 VALIDATION_ERROR.',
+        body: EmitBody,
+        response: {
+          201: Envelope(Type.Object({ event: EventSummary })),
+          410: { $ref: 'ErrorEnvelope#' },
+          413: { $ref: 'ErrorEnvelope#' },
+        },
+      },
+    },
+    async (request, reply) => {
+      const p = request.principal!;
+      const correlation = request.headers['x-correlation-id'];
+      const row = await events.emit(request.body, {
+        emitter: { userId: p.userId, username: p.username },
+        requestId: request.id,
+        userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512),
+        ipAddress: request.ip,
+        correlationId: typeof correlation === 'string' && correlation ? correlation.slice(0, 128) : undefined,
+      });
+      return reply.code(201).send(ok(request, { event: eventSummary(row) }));
+    },
+  );
+
+  app.get(
+    '/api/v1/events',
+    {
+      config: { access: access.permission('events:subscribe') },
+      schema: {
+        operationId: 'listEvents',
+        tags,
+        summary: 'Stored events, filtered, sorted and paged',
+        querystring: ListQuery,
+        response: { 200: Envelope(EventList) },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const page = q.page ?? 1;
+      const perPage = q.per_page ?? 20;
+      const { items, total } = await events.list(
+        {
+          eventType: q.event_type,
+          source: q.source,
+          startTime: q.start_time === undefined ? undefined : new Date(q.start_time).toISOString(),
+          endTime: q.end_time === undefined ? undefined : new Date(q.end_time).toISOString(),
+          correlationId: q.correlation_id,
+          priority: q.priority,
+          status: q.status,
+          sort: q.sort ?? 'timestamp',
+          order: q.order ?? 'desc',
+          page,
+          perPage,
+        },
+        readerOf(request),
+      );
+      const filters: Record<string, string | number> = {};
+      for (const key of [
+        'event_type',
+        'source',
+        'start_time',
+        'end_time',
+        'correlation_id',
+        'priority',
+        'status',
+      ] as const) {
+        const value = q[key];
+        if (value !== undefined) filters[key] = value;
+      }
+      return ok(request, {
+        events: items,
+        pagination: pagination(page, perPage, total),
+        filters_applied: filters,
+      });
+    },
+  );
+
+  app.get(
+    '/api/v1/events/:event_id',
+    {
+      config: { access: access.permission('events:subscribe') },
+      schema: {
+        operationId: 'getEvent',
+        tags,
+        summary: 'One event with its data, metadata and delivery information',
+        description:
+          '404 EVENT_NOT_FOUND for an unknown event, and for a confidential one the caller may not read; ' +
+          '410 EVENT_EXPIRED after its expires_at.',
+        params: EventIdParams,
+        response: {
+          200: Envelope(Type.Object({ event: EventDetail })),
+          404: { $ref: 'ErrorEnvelope#' },
+          410: { $ref: 'ErrorEnvelope#' },
+        },
+      },
+    },
+    async (request) => ok(request, { event: await events.get(request.params.event_id, readerOf(request)) }),
+  );
+
+  app.get(
+    '/api/v1/events/:event_id/audit',
+    {
+      config: { access: access.adminRole() },
+      schema: {
+        operationId: 'getEventAudit',
+        tags,
+        summary: 'The audit trail of one event: emission, deliveries, failures, retries, replays',
+        params: EventIdParams,
+        response: { 200: Envelope(AuditTrail), 404: { $ref: 'ErrorEnvelope#' } },
+      },
+    },
+    async (request) => {
+      const trail = await events.auditTrail(request.params.event_id, readerOf(request));
+      return ok(request, { event_id: request.params.event_id, audit_trail: trail });
+    },
+  );
+}

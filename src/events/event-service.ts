@@ -1,0 +1,214 @@
+import { performance } from 'node:perf_hooks';
+import type { PlatformConfig } from '../config/config-schema.js';
+import { AppError } from '../http/app-error.js';
+import { newId, nowIso } from '../kernel/new-id.js';
+import type { EventBus } from './event-bus.js';
+import type { EventCipher } from './event-cipher.js';
+import { mayRead } from './event-data.js';
+import type { EventQuery, EventStore } from './event-store.js';
+import type { EventsTable } from './event-tables.js';
+import { isValidEventType } from './event-type.js';
+import { eventDetail, eventListItem } from './event-views.js';
+import { isValidPattern } from './pattern-matcher.js';
+import type { SubscriptionIndex } from './subscription-index.js';
+
+export type SecurityLevel = 'public' | 'internal' | 'confidential';
+
+export interface EmitInput {
+  event_type?: string | undefined;
+  /** The alias of `event_type` in the short emission form (§4.4). */
+  type?: string | undefined;
+  source?: string | undefined;
+  data?: Record<string, unknown> | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  priority?: number | undefined;
+  expires_at?: string | undefined;
+  security_level?: SecurityLevel | undefined;
+}
+
+/** Who emits and from where; the server's part of `metadata`. */
+export interface EmitOrigin {
+  emitter: { userId: string; username: string } | undefined;
+  requestId: string;
+  userAgent: string;
+  ipAddress: string;
+  correlationId?: string | undefined;
+}
+
+export interface Reader {
+  userId: string;
+  isAdmin: boolean;
+}
+
+/** Counts live stream clients an event would reach (the stream hub). */
+export type LiveAudience = (
+  event: Pick<EventsTable, 'event_type' | 'source' | 'priority' | 'security_level' | 'emitter_id'>,
+  data: () => unknown,
+) => number;
+
+/** Emitting, reading and querying events. */
+export class EventService {
+  private liveAudience: LiveAudience = () => 0;
+
+  constructor(
+    private readonly deps: {
+      config: () => PlatformConfig;
+      bus: EventBus;
+      store: EventStore;
+      subscriptions: SubscriptionIndex;
+      cipher: EventCipher;
+    },
+  ) {}
+
+  /** The stream hub registers here, so `subscriber_count` includes live clients. */
+  setLiveAudience(audience: LiveAudience): void {
+    this.liveAudience = audience;
+  }
+
+  /**
+   * Validates and stores an event with its outbox rows in one transaction; resolves after the commit.
+   * @throws AppError INVALID_EVENT_TYPE, EVENT_TOO_LARGE, EVENT_EXPIRED, VALIDATION_ERROR
+   */
+  async emit(input: EmitInput, origin: EmitOrigin): Promise<EventsTable> {
+    const startedAt = performance.now();
+    const eventType = input.event_type ?? input.type;
+    if (eventType === undefined) {
+      throw new AppError('VALIDATION_ERROR', 'event_type is required', {
+        details: { field: 'event_type', reason: 'is required' },
+      });
+    }
+    if (!isValidEventType(eventType)) {
+      throw new AppError(
+        'INVALID_EVENT_TYPE',
+        'An event type is 1–10 dot-separated segments of letters, digits, _ and -, at most 255 characters',
+        { details: { field: 'event_type', value: eventType.slice(0, 300) } },
+      );
+    }
+    const data = input.data ?? {};
+    const dataText = JSON.stringify(data);
+    const max = this.deps.config().events.max_payload_bytes;
+    const size = Buffer.byteLength(dataText, 'utf8');
+    if (size > max) {
+      throw new AppError('EVENT_TOO_LARGE', `The event data is ${size} bytes; the limit is ${max}`, {
+        details: { field: 'data', size_bytes: size, max_bytes: max },
+      });
+    }
+    let expiresAt: string | null = null;
+    if (input.expires_at !== undefined) {
+      const at = Date.parse(input.expires_at);
+      if (Number.isNaN(at)) {
+        throw new AppError('VALIDATION_ERROR', 'expires_at must be an ISO 8601 timestamp', {
+          details: { field: 'expires_at', reason: 'must be an ISO 8601 timestamp' },
+        });
+      }
+      if (at <= Date.now()) {
+        throw new AppError('EVENT_EXPIRED', 'expires_at is in the past', {
+          details: { field: 'expires_at', expires_at: input.expires_at },
+        });
+      }
+      expiresAt = new Date(at).toISOString();
+    }
+    const securityLevel = input.security_level ?? 'internal';
+    const confidential = securityLevel === 'confidential';
+    const supplied = input.metadata ?? {};
+    const correlation = supplied['correlation_id'];
+    const metadata = {
+      ...supplied,
+      correlation_id:
+        typeof correlation === 'string' && correlation.length > 0
+          ? correlation
+          : (origin.correlationId ?? origin.requestId),
+      request_id: origin.requestId,
+      user_agent: origin.userAgent,
+      ip_address: origin.ipAddress,
+    };
+    const facts = {
+      event_type: eventType,
+      source: input.source ?? 'api',
+      priority: input.priority ?? 5,
+      security_level: securityLevel,
+      emitter_id: origin.emitter?.userId ?? null,
+    };
+    const subscriptionIds = this.deps.subscriptions.match(
+      { ...facts, confidential, emitterId: facts.emitter_id },
+      () => data,
+    );
+    const live = this.liveAudience(facts, () => data);
+    return this.deps.bus.write({
+      row: {
+        ...facts,
+        event_id: newId('evt'),
+        timestamp: nowIso(),
+        status: 'emitted',
+        data: confidential ? this.deps.cipher.seal(dataText) : dataText,
+        data_encrypted: confidential ? 1 : 0,
+        metadata: JSON.stringify(metadata),
+        correlation_id: metadata.correlation_id,
+        expires_at: expiresAt,
+        subscriber_count: subscriptionIds.length + live,
+      },
+      subscriptionIds,
+      actor: origin.emitter?.username ?? facts.source,
+      auditDetails: {
+        source: facts.source,
+        priority: facts.priority,
+        security_level: securityLevel,
+        durable_subscribers: subscriptionIds.length,
+        live_subscribers: live,
+        request_id: origin.requestId,
+      },
+      startedAt,
+    });
+  }
+
+  /** @throws AppError EVENT_NOT_FOUND (also for confidential events the reader may not see), EVENT_EXPIRED */
+  async get(eventId: string, reader: Reader) {
+    const row = await this.readable(eventId, reader);
+    return eventDetail(row, this.deps.cipher, await this.deps.store.deliveries(row.event_id));
+  }
+
+  async auditTrail(eventId: string, reader: Reader) {
+    const row = await this.readable(eventId, reader, { allowExpired: true });
+    const entries = await this.deps.store.auditTrail(row.event_id);
+    return entries.map((e) => ({
+      timestamp: e.timestamp,
+      action: e.action,
+      actor: e.actor,
+      details: JSON.parse(e.details) as Record<string, unknown>,
+    }));
+  }
+
+  async list(query: Omit<EventQuery, 'now' | 'reader'>, reader: Reader) {
+    if (query.eventType !== undefined && !isValidPatternOrType(query.eventType)) {
+      throw new AppError('INVALID_EVENT_TYPE', 'event_type must be an event type or a pattern', {
+        details: { field: 'event_type', value: query.eventType.slice(0, 300) },
+      });
+    }
+    const { rows, total } = await this.deps.store.query({ ...query, now: nowIso(), reader });
+    return { items: rows.map((r) => eventListItem(r, this.deps.cipher)), total };
+  }
+
+  /** The sequence of an event a stream resumes after. @throws AppError EVENT_NOT_FOUND */
+  async resumePoint(eventId: string, reader: Reader): Promise<{ sequence: number; eventId: string }> {
+    const row = await this.deps.store.findById(eventId);
+    if (!row || !mayRead(row, reader)) throw eventNotFound(eventId);
+    return { sequence: Number(row.sequence), eventId: row.event_id };
+  }
+
+  private async readable(eventId: string, reader: Reader, options: { allowExpired?: boolean } = {}) {
+    const row = await this.deps.store.findById(eventId);
+    if (!row || !mayRead(row, reader)) throw eventNotFound(eventId);
+    if (!options.allowExpired && row.expires_at !== null && row.expires_at <= nowIso()) {
+      throw new AppError('EVENT_EXPIRED', `Event '${eventId}' expired at ${row.expires_at}`, {
+        details: { event_id: eventId, expires_at: row.expires_at },
+      });
+    }
+    return row;
+  }
+}
+
+const eventNotFound = (eventId: string) =>
+  new AppError('EVENT_NOT_FOUND', `Event '${eventId}' does not exist`, { details: { event_id: eventId } });
+
+const isValidPatternOrType = (value: string): boolean =>
+  value.includes('*') ? isValidPattern(value) : isValidEventType(value);

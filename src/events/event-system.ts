@@ -1,0 +1,75 @@
+import type { PlatformContext } from '../platform-context.js';
+import { StreamHub } from '../streams/stream-hub.js';
+import { registerStreamRoutes } from '../streams/stream-routes.js';
+import { EventBus } from './event-bus.js';
+import { EventCipher, newEventKey } from './event-cipher.js';
+import { registerEventRoutes } from './event-routes.js';
+import { EventService } from './event-service.js';
+import { registerEventStatsRoutes } from './event-stats-routes.js';
+import { EventStatsStore } from './event-stats-store.js';
+import { EventStore } from './event-store.js';
+import { EventStoreService } from './event-store-service.js';
+import { recordPlatformEvents } from './platform-event-recorder.js';
+import { SubscriptionIndex } from './subscription-index.js';
+import { registerSubscriptionRoutes } from './subscription-routes.js';
+import { SubscriptionService } from './subscription-service.js';
+import { SubscriptionStore } from './subscription-store.js';
+import { registerWebhookRoutes } from './webhook-routes.js';
+
+/** The parts of the event system other modules build on (the webhook dispatcher, plugins). */
+export interface EventSystem {
+  readonly events: EventService;
+  readonly store: EventStore;
+  readonly bus: EventBus;
+  readonly hub: StreamHub;
+  readonly subscriptions: SubscriptionService;
+  readonly subscriptionIndex: SubscriptionIndex;
+  /** Decrypts confidential event data and webhook secrets. */
+  readonly cipher: EventCipher;
+}
+
+/**
+ * Wires the event system: storage, bus, stream hub, services, routes, and the recording of platform events.
+ * Services start with the registry; routes are registered here.
+ */
+export async function registerEventSystem(ctx: PlatformContext): Promise<EventSystem> {
+  const { app, database, shared, cfg } = ctx;
+  const db = database.db;
+  const key =
+    cfg().events.encryption_key || (await ctx.systemState.getOrCreate('events.encryption_key', newEventKey));
+  const cipher = new EventCipher(key);
+  const store = new EventStore(db);
+  const subscriptionStore = new SubscriptionStore(db);
+  const subscriptionIndex = new SubscriptionIndex(subscriptionStore, shared, (err) =>
+    app.log.warn({ err }, 'could not reload subscriptions'),
+  );
+  const storeService = new EventStoreService(store);
+  const bus = new EventBus(db, database.dialect, shared, app.log);
+  bus.onCommitted((rows) => storeService.committed(Number(rows[rows.length - 1]?.sequence ?? 0)));
+  const hub = new StreamHub(bus, store, cipher, cfg, shared.kind !== 'memory', app.log);
+  const events = new EventService({ config: cfg, bus, store, subscriptions: subscriptionIndex, cipher });
+  events.setLiveAudience((event, data) => hub.countMatching(event, data));
+  const subscriptions = new SubscriptionService({
+    config: cfg,
+    store: subscriptionStore,
+    index: subscriptionIndex,
+    cipher,
+  });
+
+  ctx.registry.register(storeService);
+  ctx.registry.register(bus);
+  ctx.registry.register(hub);
+  // The index loads with the platform and follows changes announced by other instances.
+  await subscriptionIndex.start();
+  ctx.onClose(() => subscriptionIndex.stop());
+
+  registerEventRoutes(app, { events });
+  registerEventStatsRoutes(app, { stats: new EventStatsStore(db), hub, store });
+  registerSubscriptionRoutes(app, { subscriptions });
+  registerWebhookRoutes(app, { subscriptions });
+  registerStreamRoutes(app, { hub, events });
+  const stopRecording = recordPlatformEvents(ctx.events, events, app.log);
+  ctx.onClose(stopRecording);
+
+  return { events, store, bus, hub, subscriptions, subscriptionIndex, cipher };
+}

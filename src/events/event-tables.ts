@@ -1,0 +1,95 @@
+/**
+ * Row types of the event system's tables. Same representation as every other table: ISO timestamps and
+ * JSON as text, booleans as 0/1. `sequence` is the global, gap-free position of an event in commit order.
+ */
+export interface EventsTable {
+  event_id: string;
+  sequence: number;
+  event_type: string;
+  source: string;
+  timestamp: string;
+  priority: number;
+  status: string;
+  security_level: string;
+  /** JSON text; for confidential events the AES-256-GCM envelope of that text (`data_encrypted` = 1). */
+  data: string;
+  data_encrypted: number;
+  metadata: string;
+  correlation_id: string;
+  emitter_id: string | null;
+  expires_at: string | null;
+  subscriber_count: number;
+  processing_time_ms: number;
+}
+
+export interface SubscriptionsTable {
+  id: string;
+  owner_id: string;
+  name: string;
+  status: string;
+  event_patterns: string;
+  filters: string;
+  delivery_method: string;
+  webhook_url: string | null;
+  /** Encrypted like confidential event data; the dispatcher decrypts it to sign deliveries. */
+  webhook_secret: string | null;
+  retry_policy: string;
+  timeout_seconds: number;
+  batch_config: string;
+  plugin_id: string | null;
+  events_delivered: number;
+  events_failed: number;
+  consecutive_failures: number;
+  last_delivery: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One row per (event, matching durable subscription), written in the emitting transaction. */
+export interface EventOutboxTable {
+  id: string;
+  event_id: string;
+  subscription_id: string;
+  sequence: number;
+  priority: number;
+  /** pending | delivering | delivered | failed | dropped */
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryAttemptsTable {
+  id: string;
+  outbox_id: string;
+  event_id: string;
+  subscription_id: string;
+  attempt: number;
+  status: string;
+  response_status: number | null;
+  latency_ms: number | null;
+  error: string | null;
+  created_at: string;
+}
+
+export interface EventAuditTable {
+  id: string;
+  event_id: string;
+  timestamp: string;
+  action: string;
+  actor: string;
+  details: string;
+}
+
+export interface EventTables {
+  events: EventsTable;
+  subscriptions: SubscriptionsTable;
+  event_outbox: EventOutboxTable;
+  delivery_attempts: DeliveryAttemptsTable;
+  event_audit: EventAuditTable;
+}

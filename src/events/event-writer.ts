@@ -1,0 +1,182 @@
+import { performance } from 'node:perf_hooks';
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { newId } from '../kernel/new-id.js';
+import type { Dialect } from '../storage/database.js';
+import type { Tables } from '../storage/tables.js';
+import type { EventsTable } from './event-tables.js';
+
+/** An event ready to be written, with the durable subscriptions it goes to. */
+export interface EventDraft {
+  row: Omit<EventsTable, 'sequence' | 'processing_time_ms'>;
+  subscriptionIds: readonly string[];
+  actor: string;
+  auditDetails: Record<string, unknown>;
+  /** `performance.now()` when the emit began; the stored processing time runs from here to the write. */
+  startedAt: number;
+}
+
+interface Pending {
+  draft: EventDraft;
+  resolve: (row: EventsTable) => void;
+  reject: (err: unknown) => void;
+}
+
+// Any fixed 64-bit value: the one advisory lock every instance takes to number events.
+const SEQUENCE_LOCK = 7_262_001_004;
+const MAX_BATCH = 256;
+const CHUNK = 500;
+
+/**
+ * Writes events in one transaction each batch: the next sequence numbers, the events, their outbox rows and
+ * their first audit entries. Emits that arrive while a batch commits wait and go together in the next one
+ * (group commit), so the sequence lock is taken once per batch rather than once per event.
+ *
+ * PostgreSQL: the sequence is read under a transaction-scoped advisory lock, so numbers follow commit order
+ * with several writers and instances, without gaps (a failed batch rolls back its numbers with it).
+ * SQLite: one connection is the only writer; the same code runs without the lock.
+ */
+export class EventWriter {
+  private queue: Pending[] = [];
+  private running = false;
+  private closed = false;
+  committedEvents = 0;
+  committedBatches = 0;
+  failedBatches = 0;
+  totalCommitMs = 0;
+  lastSequence = 0;
+
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly dialect: Dialect,
+    /** Called after each commit, in sequence order, before the emitters' promises resolve. */
+    private readonly afterCommit: (rows: EventsTable[]) => Promise<void>,
+  ) {}
+
+  get queueSize(): number {
+    return this.queue.length;
+  }
+
+  write(draft: EventDraft): Promise<EventsTable> {
+    if (this.closed) return Promise.reject(new Error('the event writer is stopped'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ draft, resolve, reject });
+      if (!this.running) {
+        this.running = true;
+        // Started on the next tick so emits arriving in the same tick join the first batch.
+        setImmediate(() => {
+          this.drain().catch(() => {});
+        });
+      }
+    });
+  }
+
+  /** Accepts writes again after `close()` (a service restart). */
+  open(): void {
+    this.closed = false;
+  }
+
+  /** Waits for queued emits to be written; later writes are refused. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.running) await new Promise((r) => setTimeout(r, 5));
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        let rows: EventsTable[];
+        const started = performance.now();
+        try {
+          rows = await this.db.transaction().execute((trx) => this.commit(trx, batch));
+        } catch (err) {
+          this.failedBatches += 1;
+          for (const p of batch) p.reject(err);
+          continue;
+        }
+        this.totalCommitMs += performance.now() - started;
+        this.committedBatches += 1;
+        this.committedEvents += rows.length;
+        this.lastSequence = rows[rows.length - 1]!.sequence;
+        try {
+          await this.afterCommit(rows);
+          await this.markProcessed(rows.filter((_, i) => batch[i]!.draft.subscriptionIds.length === 0));
+        } catch {
+          // Already committed: the emits succeeded; a failed follow-up leaves those events `emitted`.
+        } finally {
+          for (const [i, row] of rows.entries()) batch[i]!.resolve(row);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Events with no durable subscriber have nothing left to do once committed and fanned out live. */
+  private async markProcessed(rows: EventsTable[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      const ids = rows.slice(i, i + CHUNK).map((r) => r.event_id);
+      await this.db.updateTable('events').set({ status: 'processed' }).where('event_id', 'in', ids).execute();
+    }
+  }
+
+  private async commit(trx: Transaction<Tables>, batch: Pending[]): Promise<EventsTable[]> {
+    if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${SEQUENCE_LOCK})`.execute(trx);
+    const top = await trx
+      .selectFrom('events')
+      .select(sql<number | null>`max(sequence)`.as('max'))
+      .executeTakeFirst();
+    let next = Number(top?.max ?? 0);
+    const now = performance.now();
+    const rows: EventsTable[] = batch.map((p) => ({
+      ...p.draft.row,
+      sequence: ++next,
+      processing_time_ms: Math.round((now - p.draft.startedAt) * 1000) / 1000,
+    }));
+    const stamp = rows[0]!.timestamp;
+    const outbox = batch.flatMap((p, i) =>
+      p.draft.subscriptionIds.map((subscriptionId) => ({
+        id: newId('dlv'),
+        event_id: rows[i]!.event_id,
+        subscription_id: subscriptionId,
+        sequence: rows[i]!.sequence,
+        priority: rows[i]!.priority,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: stamp,
+        lease_owner: null,
+        lease_until: null,
+        last_error: null,
+        created_at: stamp,
+        updated_at: stamp,
+      })),
+    );
+    const audit = batch.map((p, i) => ({
+      id: newId('aud'),
+      event_id: rows[i]!.event_id,
+      timestamp: rows[i]!.timestamp,
+      action: 'event_emitted',
+      actor: p.draft.actor,
+      details: JSON.stringify({ ...p.draft.auditDetails, sequence: rows[i]!.sequence }),
+    }));
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      await trx
+        .insertInto('events')
+        .values(rows.slice(i, i + CHUNK))
+        .execute();
+    }
+    for (let i = 0; i < outbox.length; i += CHUNK) {
+      await trx
+        .insertInto('event_outbox')
+        .values(outbox.slice(i, i + CHUNK))
+        .execute();
+    }
+    for (let i = 0; i < audit.length; i += CHUNK) {
+      await trx
+        .insertInto('event_audit')
+        .values(audit.slice(i, i + CHUNK))
+        .execute();
+    }
+    return rows;
+  }
+}

@@ -1,0 +1,27 @@
+import type { PlatformEvents } from '../kernel/platform-events.js';
+import type { EventService } from './event-service.js';
+
+/**
+ * Stores the platform's own events (auth.login, user.created, system.config.updated, …) through the same emit
+ * path as the API, so they are queryable, streamed and delivered like any other. A failure is logged and never
+ * reaches the request that caused the event.
+ */
+export function recordPlatformEvents(
+  bus: PlatformEvents,
+  events: EventService,
+  log: { error: (obj: object, msg: string) => void },
+): () => void {
+  return bus.on('platform.event', (e) => {
+    events
+      .emit(
+        { event_type: e.type, source: e.source, data: e.data, security_level: 'internal' },
+        {
+          emitter: e.actor ? { userId: e.actor.id, username: e.actor.username } : undefined,
+          requestId: e.requestId ?? '',
+          userAgent: '',
+          ipAddress: '',
+        },
+      )
+      .catch((err: unknown) => log.error({ err, event_type: e.type }, 'could not store a platform event'));
+  });
+}

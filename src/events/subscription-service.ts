@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
+import type { PlatformConfig } from '../config/config-schema.js';
+import { AppError } from '../http/app-error.js';
+import { newId, nowIso } from '../kernel/new-id.js';
+import type { EventCipher } from './event-cipher.js';
+import { isValidPattern } from './pattern-matcher.js';
+import type { SubscriptionIndex } from './subscription-index.js';
+import type { CreateSubscriptionBody, UpdateSubscriptionBody } from './subscription-schemas.js';
+import type { SubscriptionListFilter, SubscriptionRow, SubscriptionStore } from './subscription-store.js';
+
+export type CreateSubscription = Static<typeof CreateSubscriptionBody>;
+export type UpdateSubscription = Static<typeof UpdateSubscriptionBody>;
+
+export interface Caller {
+  userId: string;
+  isAdmin: boolean;
+}
+
+export const SECRET_MASK = '********';
+const DEFAULT_RETRY = { max_attempts: 5, retry_delay_seconds: 30, exponential_backoff: true };
+const DEFAULT_BATCH = { enabled: false, max_batch_size: 100, max_wait_time_seconds: 5 };
+
+/**
+ * Durable subscriptions: ownership (others get 404, admins see all), the per-user limit, validation of
+ * patterns and webhook URLs, secrets (generated when omitted, shown once, stored encrypted), and the status
+ * moves active ↔ paused by `enabled`. Every change reloads the subscription index on every instance.
+ */
+export class SubscriptionService {
+  constructor(
+    private readonly deps: {
+      config: () => PlatformConfig;
+      store: SubscriptionStore;
+      index: SubscriptionIndex;
+      cipher: EventCipher;
+    },
+  ) {}
+
+  /** @returns the stored row and the secret in full (for the creation response only). */
+  async create(caller: Caller, input: CreateSubscription): Promise<{ row: SubscriptionRow; secret: string }> {
+    const limit = this.deps.config().events.max_subscriptions_per_user;
+    if ((await this.deps.store.countForOwner(caller.userId)) >= limit) {
+      throw new AppError('SUBSCRIPTION_LIMIT_EXCEEDED', `At most ${limit} subscriptions per user`, {
+        details: { limit },
+      });
+    }
+    checkPatterns(input.event_patterns);
+    const url = input.webhook_config.url;
+    if (url === undefined) {
+      throw new AppError('VALIDATION_ERROR', 'webhook_config.url is required', {
+        details: { field: 'webhook_config.url', reason: 'is required' },
+      });
+    }
+    checkUrl(url);
+    checkPriorityRange(input.filters?.priority);
+    const secret = input.webhook_config.secret ?? randomBytes(24).toString('base64url');
+    const now = nowIso();
+    const enabled = input.enabled ?? true;
+    const row: SubscriptionRow = {
+      id: newId('sub'),
+      owner_id: caller.userId,
+      name: input.name ?? `webhook to ${new URL(url).host}`,
+      status: enabled ? 'active' : 'paused',
+      event_patterns: JSON.stringify(input.event_patterns),
+      filters: JSON.stringify(input.filters ?? {}),
+      delivery_method: 'webhook',
+      webhook_url: url,
+      webhook_secret: this.deps.cipher.seal(secret),
+      retry_policy: JSON.stringify({ ...DEFAULT_RETRY, ...(input.webhook_config.retry_policy ?? {}) }),
+      timeout_seconds:
+        input.webhook_config.timeout_seconds ?? this.deps.config().webhooks.default_timeout_seconds,
+      batch_config: JSON.stringify({ ...DEFAULT_BATCH, ...(input.batch_config ?? {}) }),
+      plugin_id: null,
+      events_delivered: 0,
+      events_failed: 0,
+      consecutive_failures: 0,
+      last_delivery: null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.deps.store.insert(row);
+    await this.deps.index.changed();
+    return { row, secret };
+  }
+
+  async list(caller: Caller, filter: Omit<SubscriptionListFilter, 'ownerId'>): Promise<SubscriptionRow[]> {
+    return this.deps.store.list({ ...filter, ownerId: caller.isAdmin ? undefined : caller.userId });
+  }
+
+  /** @throws AppError SUBSCRIPTION_NOT_FOUND when it does not exist or belongs to someone else */
+  async get(caller: Caller, id: string): Promise<SubscriptionRow> {
+    const row = await this.deps.store.findById(id);
+    if (!row || (row.owner_id !== caller.userId && !caller.isAdmin)) {
+      throw new AppError('SUBSCRIPTION_NOT_FOUND', `Subscription '${id}' does not exist`, {
+        details: { subscription_id: id },
+      });
+    }
+    return row;
+  }
+
+  /** A partial update (PUT and PATCH alike). `enabled: true` brings a paused or failed subscription back. */
+  async update(caller: Caller, id: string, input: UpdateSubscription): Promise<SubscriptionRow> {
+    const row = await this.get(caller, id);
+    const changes: Partial<SubscriptionRow> = { updated_at: nowIso() };
+    if (input.name !== undefined) changes.name = input.name;
+    if (input.event_patterns !== undefined) {
+      checkPatterns(input.event_patterns);
+      changes.event_patterns = JSON.stringify(input.event_patterns);
+    }
+    if (input.filters !== undefined) {
+      checkPriorityRange(input.filters.priority);
+      changes.filters = JSON.stringify(input.filters);
+    }
+    if (input.enabled !== undefined) {
+      changes.status = input.enabled ? 'active' : 'paused';
+      if (input.enabled) changes.consecutive_failures = 0;
+    }
+    const wc = input.webhook_config;
+    if (wc) {
+      if (wc.url !== undefined) {
+        checkUrl(wc.url);
+        changes.webhook_url = wc.url;
+      }
+      if (wc.secret !== undefined && wc.secret !== SECRET_MASK) {
+        changes.webhook_secret = this.deps.cipher.seal(wc.secret);
+      }
+      if (wc.retry_policy !== undefined) {
+        changes.retry_policy = JSON.stringify({ ...JSON.parse(row.retry_policy), ...wc.retry_policy });
+      }
+      if (wc.timeout_seconds !== undefined) changes.timeout_seconds = wc.timeout_seconds;
+    }
+    if (input.batch_config !== undefined) {
+      changes.batch_config = JSON.stringify({ ...JSON.parse(row.batch_config), ...input.batch_config });
+    }
+    await this.deps.store.update(id, changes);
+    await this.deps.index.changed();
+    return { ...row, ...changes };
+  }
+
+  async delete(caller: Caller, id: string): Promise<void> {
+    await this.get(caller, id);
+    await this.deps.store.delete(id);
+    await this.deps.index.changed();
+  }
+}
+
+function checkPatterns(patterns: readonly string[]): void {
+  const bad = patterns.find((p) => !isValidPattern(p));
+  if (bad !== undefined) {
+    throw new AppError('VALIDATION_ERROR', `'${bad}' is not a valid event pattern`, {
+      details: { field: 'event_patterns', reason: 'invalid pattern', value: bad },
+    });
+  }
+}
+
+function checkUrl(url: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !parsed.hostname) {
+    throw new AppError('VALIDATION_ERROR', 'The webhook URL must be an http or https URL', {
+      details: { field: 'webhook_config.url', reason: 'must be an http or https URL' },
+    });
+  }
+  if (parsed.username || parsed.password) {
+    throw new AppError('VALIDATION_ERROR', 'The webhook URL must not carry credentials', {
+      details: { field: 'webhook_config.url', reason: 'must not contain a user name or password' },
+    });
+  }
+}
+
+function checkPriorityRange(range: { min?: number; max?: number } | undefined): void {
+  if (range?.min !== undefined && range.max !== undefined && range.min > range.max) {
+    throw new AppError('VALIDATION_ERROR', 'filters.priority.min must not exceed max', {
+      details: { field: 'filters.priority', reason: 'min is greater than max' },
+    });
+  }
+}

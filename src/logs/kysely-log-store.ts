@@ -1,0 +1,53 @@
+import { type Kysely, sql } from 'kysely';
+import type { LogQuery, LogStore } from './log-store.js';
+import type { LogEntriesTable, LogTables } from './log-tables.js';
+
+/** The log store's queries, the same on SQLite and PostgreSQL; the factories choose the connection. */
+export class KyselyLogStore implements LogStore {
+  constructor(
+    readonly kind: 'sqlite' | 'postgres',
+    private readonly db: Kysely<LogTables>,
+    private readonly onClose: () => Promise<void>,
+  ) {}
+
+  async insert(rows: LogEntriesTable[]): Promise<void> {
+    if (rows.length > 0) await this.db.insertInto('log_entries').values(rows).execute();
+  }
+
+  async query(q: LogQuery): Promise<{ rows: LogEntriesTable[]; total: number }> {
+    let base = this.db.selectFrom('log_entries');
+    if (q.minLevel !== undefined) base = base.where('level_value', '>=', q.minLevel);
+    if (q.component) base = base.where('component', '=', q.component);
+    if (q.startTime) base = base.where('timestamp', '>=', q.startTime);
+    if (q.endTime) base = base.where('timestamp', '<=', q.endTime);
+    if (q.search) {
+      const like = `%${q.search.toLowerCase().replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
+      // lower() on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
+      base = base.where(sql<boolean>`lower(message) like ${like} escape '\\'`);
+    }
+    const [count, rows] = await Promise.all([
+      base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst(),
+      base
+        .selectAll()
+        .orderBy('timestamp', 'desc')
+        .orderBy('id', 'desc')
+        .limit(q.perPage)
+        .offset((q.page - 1) * q.perPage)
+        .execute(),
+    ]);
+    return { rows, total: Number(count?.n ?? 0) };
+  }
+
+  async deleteOlderThan(timestamp: string): Promise<number> {
+    const r = await this.db.deleteFrom('log_entries').where('timestamp', '<', timestamp).executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+
+  close(): Promise<void> {
+    return this.onClose();
+  }
+}

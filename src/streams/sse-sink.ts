@@ -1,0 +1,67 @@
+import type { ServerResponse } from 'node:http';
+import type { HubEvent } from './hub-event.js';
+import type { StreamEnd, StreamSink } from './stream-sink.js';
+
+// How long a client that is not reading gets to take its final message before it is cut off: long enough
+// for a stalled reader to learn its resume point, short on shutdown so closing is not held up.
+const END_GRACE_MS = { overflow: 15_000, shutdown: 1000, none: 1000 } as const;
+
+/** Server-sent events over a hijacked response: `id:`/`event:`/`data:` frames, `: ping` comments. */
+export class SseSink implements StreamSink {
+  readonly kind = 'sse' as const;
+  private done = false;
+
+  constructor(private readonly res: ServerResponse) {
+    res.on('close', () => {
+      this.done = true;
+    });
+  }
+
+  get closed(): boolean {
+    return this.done || this.res.destroyed;
+  }
+
+  send(event: HubEvent): boolean {
+    if (this.closed) return true;
+    return this.res.write(event.sseFrame());
+  }
+
+  checkpoint(eventId: string): void {
+    if (!this.closed) this.res.write(`id: ${eventId}\n\n`);
+  }
+
+  ping(): void {
+    if (!this.closed) this.res.write(': ping\n\n');
+  }
+
+  congested(): boolean {
+    return !this.closed && this.res.writableNeedDrain;
+  }
+
+  bufferedBytes(): number {
+    return this.closed ? 0 : this.res.writableLength;
+  }
+
+  waitDrain(): Promise<void> {
+    if (!this.congested()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = () => {
+        this.res.off('drain', finish);
+        this.res.off('close', finish);
+        resolve();
+      };
+      this.res.on('drain', finish);
+      this.res.on('close', finish);
+    });
+  }
+
+  end(final?: StreamEnd): void {
+    if (this.closed) return;
+    this.done = true;
+    if (final) this.res.write(`event: ${final.reason}\ndata: ${JSON.stringify(final)}\n\n`);
+    this.res.end();
+    const timer = setTimeout(() => this.res.destroy(), END_GRACE_MS[final?.reason ?? 'none']);
+    timer.unref();
+    this.res.once('close', () => clearTimeout(timer));
+  }
+}

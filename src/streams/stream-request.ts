@@ -1,0 +1,53 @@
+import { isValidPattern } from '../events/pattern-matcher.js';
+import { AppError } from '../http/app-error.js';
+import type { StreamFilters } from './stream-connection.js';
+
+/** Patterns given repeated, comma-separated, or both: `?patterns=user.*&patterns=auth.*,system.**`. */
+export function parsePatterns(values: readonly string[] | string | undefined, field = 'patterns'): string[] {
+  const list = (Array.isArray(values) ? values : values === undefined ? [] : [values])
+    .flatMap((v) => String(v).split(','))
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
+  const bad = list.find((p) => !isValidPattern(p));
+  if (bad !== undefined) {
+    throw new AppError('VALIDATION_ERROR', `'${bad.slice(0, 300)}' is not a valid event pattern`, {
+      details: { field, reason: 'invalid pattern', value: bad.slice(0, 300) },
+    });
+  }
+  if (list.length > 100) {
+    throw new AppError('VALIDATION_ERROR', 'At most 100 patterns per stream', {
+      details: { field, reason: 'too many patterns' },
+    });
+  }
+  return [...new Set(list)];
+}
+
+/** Stream filters from a WebSocket `filters` object: `{source: [..], priority: {min, max}}`. */
+export function parseFilters(raw: unknown): StreamFilters {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalid('filters', 'must be an object');
+  const f = raw as Record<string, unknown>;
+  const out: StreamFilters = {};
+  if (f['source'] !== undefined) {
+    const sources = Array.isArray(f['source']) ? f['source'] : [f['source']];
+    if (!sources.every((s) => typeof s === 'string')) throw invalid('filters.source', 'must be strings');
+    out.source = sources as string[];
+  }
+  if (f['priority'] !== undefined) {
+    const p = f['priority'] as Record<string, unknown>;
+    if (typeof p !== 'object' || p === null) throw invalid('filters.priority', 'must be {min, max}');
+    out.priority = { min: priorityBound(p['min'], 'min'), max: priorityBound(p['max'], 'max') };
+  }
+  return out;
+}
+
+function priorityBound(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 10) {
+    throw invalid(`filters.priority.${name}`, 'must be an integer from 1 to 10');
+  }
+  return value;
+}
+
+const invalid = (field: string, reason: string) =>
+  new AppError('VALIDATION_ERROR', `${field} ${reason}`, { details: { field, reason } });

@@ -1,0 +1,102 @@
+import type { FastifyRequest } from 'fastify';
+import type { RawData, WebSocket } from 'ws';
+import { readerOf } from '../events/event-routes.js';
+import type { EventService } from '../events/event-service.js';
+import { AppError } from '../http/app-error.js';
+import { nowIso } from '../kernel/new-id.js';
+import { StreamConnection } from './stream-connection.js';
+import type { StreamHub } from './stream-hub.js';
+import { parseFilters, parsePatterns } from './stream-request.js';
+import type { StreamPlan } from './stream-routes.js';
+import { WsSink } from './ws-sink.js';
+
+/**
+ * One WebSocket client. Messages are handled one at a time, in order. A bad message is answered with an
+ * `error` message; the socket stays open.
+ */
+export function serveWebSocket(
+  socket: WebSocket,
+  request: FastifyRequest,
+  plan: StreamPlan,
+  deps: { hub: StreamHub; events: EventService },
+): void {
+  const reader = readerOf(request);
+  const sink = new WsSink(socket);
+  const connection = new StreamConnection(deps.hub, sink, reader);
+  socket.on('close', () => connection.end());
+  let chain = Promise.resolve();
+
+  const subscribed = () => ({
+    message_type: 'subscribed',
+    patterns: connection.patterns,
+    filters: connection.filters,
+  });
+
+  if (plan.explicitPatterns || plan.from) {
+    connection.select(plan.patterns, plan.filters, plan.from);
+    sink.message(subscribed());
+  }
+
+  const handle = async (raw: RawData, isBinary: boolean) => {
+    let message: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(isBinary ? '' : raw.toString());
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error();
+      message = parsed as Record<string, unknown>;
+    } catch {
+      throw new AppError('VALIDATION_ERROR', 'Messages must be JSON objects with an action', {
+        status: 400,
+        details: { field: 'message', reason: 'malformed JSON' },
+      });
+    }
+    switch (message['action']) {
+      case 'ping':
+        sink.message({ message_type: 'pong', timestamp: nowIso() });
+        return;
+      case 'subscribe': {
+        const added = parsePatterns(message['patterns'] as string[] | string | undefined);
+        const patterns = [...new Set([...connection.patterns, ...(added.length > 0 ? added : ['*'])])];
+        const filters =
+          message['filters'] === undefined ? connection.filters : parseFilters(message['filters']);
+        const lastId = message['last_event_id'];
+        if (lastId !== undefined && typeof lastId !== 'string') {
+          throw new AppError('VALIDATION_ERROR', 'last_event_id must be a string', {
+            details: { field: 'last_event_id', reason: 'must be a string' },
+          });
+        }
+        const from = lastId ? await deps.events.resumePoint(lastId, reader) : undefined;
+        connection.select(patterns, filters, from);
+        sink.message(subscribed());
+        return;
+      }
+      case 'unsubscribe': {
+        const removed = parsePatterns(message['patterns'] as string[] | string | undefined);
+        const remaining = removed.length === 0 ? [] : connection.patterns.filter((p) => !removed.includes(p));
+        if (remaining.length === 0) connection.deselect();
+        else connection.select(remaining, connection.filters);
+        sink.message({ message_type: 'unsubscribed', patterns: remaining, removed });
+        return;
+      }
+      default:
+        throw new AppError('VALIDATION_ERROR', 'action must be subscribe, unsubscribe or ping', {
+          details: { field: 'action', reason: 'unknown action' },
+        });
+    }
+  };
+
+  socket.on('message', (raw, isBinary) => {
+    chain = chain
+      .then(() => handle(raw, isBinary))
+      .catch((err: unknown) => {
+        const e =
+          err instanceof AppError
+            ? err
+            : new AppError('INTERNAL_ERROR', `An internal error occurred (request ${request.id})`);
+        if (!(err instanceof AppError)) request.log.error({ err }, 'websocket message failed');
+        sink.message({
+          message_type: 'error',
+          error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) },
+        });
+      });
+  });
+}

@@ -1,0 +1,77 @@
+import type { WebSocket } from 'ws';
+import type { HubEvent } from './hub-event.js';
+import type { StreamEnd, StreamSink } from './stream-sink.js';
+
+// Above this many queued bytes the socket counts as congested (the same as a stream's default high-water mark).
+const HIGH_WATER = 64 * 1024;
+const DRAIN_POLL_MS = 20;
+
+/** WebSocket messages: `{message_type: 'event', event}`, `checkpoint`, and protocol-level pings. */
+export class WsSink implements StreamSink {
+  readonly kind = 'websocket' as const;
+  private awaitingPong = false;
+
+  constructor(private readonly socket: WebSocket) {
+    socket.on('pong', () => {
+      this.awaitingPong = false;
+    });
+  }
+
+  get closed(): boolean {
+    return this.socket.readyState !== this.socket.OPEN;
+  }
+
+  /** Sends any JSON message of the protocol. */
+  message(body: Record<string, unknown>): void {
+    if (!this.closed) this.socket.send(JSON.stringify(body));
+  }
+
+  send(event: HubEvent): boolean {
+    if (this.closed) return true;
+    this.socket.send(event.wsFrame());
+    return !this.congested();
+  }
+
+  checkpoint(eventId: string): void {
+    this.message({ message_type: 'checkpoint', last_event_id: eventId });
+  }
+
+  /** A protocol ping; a peer that did not answer the previous one is dead and is cut off. */
+  ping(): void {
+    if (this.closed) return;
+    if (this.awaitingPong) {
+      this.socket.terminate();
+      return;
+    }
+    this.awaitingPong = true;
+    this.socket.ping();
+  }
+
+  congested(): boolean {
+    return !this.closed && this.socket.bufferedAmount > HIGH_WATER;
+  }
+
+  bufferedBytes(): number {
+    return this.closed ? 0 : this.socket.bufferedAmount;
+  }
+
+  waitDrain(): Promise<void> {
+    // ws has no drain event of its own; its buffered amount is polled until it falls or the socket closes.
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!this.congested()) resolve();
+        else setTimeout(check, DRAIN_POLL_MS).unref();
+      };
+      check();
+    });
+  }
+
+  end(final?: StreamEnd): void {
+    if (this.closed) return;
+    if (final) this.message({ message_type: final.reason, ...final });
+    this.socket.close(final?.reason === 'overflow' ? 4008 : 1001, final?.reason ?? 'closed');
+    const timer = setTimeout(() => this.socket.terminate(), final?.reason === 'overflow' ? 15_000 : 1000);
+    timer.unref();
+    this.socket.once('close', () => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,645 @@
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { FastifyBaseLogger } from 'fastify';
+import type { SharedState } from '../cluster/shared-state.js';
+import type { PlatformConfig } from '../config/config-schema.js';
+import { AppError, notFound } from '../http/app-error.js';
+import { newId, nowIso } from '../kernel/new-id.js';
+import type { PlatformEvents } from '../kernel/platform-events.js';
+import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import { TaskExecution, type TaskLogLevel, type TaskStep, type TaskStepStatus } from './task-execution.js';
+import type { TaskRow, TaskStatus, TaskStore } from './task-store.js';
+import { type TaskViewData, taskView } from './task-view.js';
+
+export type { TaskLogLevel, TaskStep, TaskStepStatus } from './task-execution.js';
+export type { TaskStatus } from './task-store.js';
+export type { TaskViewData as Task } from './task-view.js';
+
+/** What a task handler receives. */
+export interface TaskContext {
+  readonly taskId: string;
+  readonly type: string;
+  /** The details the task was started with, plus what `setDetails` added (a checkpoint, when resumed). */
+  readonly details: Readonly<Record<string, unknown>>;
+  /** Aborted when the task is cancelled or the platform stops; a handler checks it between units of work. */
+  readonly signal: AbortSignal;
+  /** True when this run continues a task that an earlier run did not finish (resumable types only). */
+  readonly resumed: boolean;
+  /** Overall progress 0..1; with `step`, that step becomes `running`. */
+  progress(fraction: number, step?: string): void;
+  /** Sets a step's status (and progress: 1 when completed, unless given). */
+  step(name: string, status: TaskStepStatus, progress?: number): void;
+  /** Appends a line to the task's logs (`GET /api/v1/tasks/{id}`). */
+  log(level: TaskLogLevel, message: string): void;
+  /** Merges fields into the task's details (shown to clients; a resumable type keeps its checkpoint here). */
+  setDetails(patch: Record<string, unknown>): void;
+}
+
+/** Runs one task; what it returns becomes the task's `result`. Throwing fails the task with the error's message. */
+export type TaskHandler = (
+  ctx: TaskContext,
+) => Promise<Record<string, unknown> | undefined> | Record<string, unknown> | undefined;
+
+export interface TaskTypeOptions {
+  /**
+   * When true, a task of this type that was running when its instance stopped or died is run again
+   * (with `ctx.resumed` true and the details it had saved) instead of failing with "interrupted".
+   */
+  resumable?: boolean;
+  /** Step names shown as `pending` from the start. */
+  steps?: readonly string[];
+}
+
+export interface TaskActor {
+  id: string;
+  username: string;
+}
+
+export interface StartOptions {
+  actor?: TaskActor | undefined;
+  /** A prefixed id of the module's own (`rpl_…`), when the task is that module's resource; default `task_…`. */
+  id?: string;
+}
+
+interface TaskType {
+  handler: TaskHandler;
+  options: TaskTypeOptions;
+}
+
+const CANCEL_CHANNEL = 'tasks.cancel';
+/** `seq` of log lines written outside an execution (cancel, sweep); they order by timestamp first anyway. */
+const OUTSIDE_SEQ = 1_000_000_000;
+/** A resumable task nobody resumes is failed after this many lease periods. */
+const ORPHAN_LEASES = 10;
+
+/**
+ * The durable task runner (`task_runner` service). Modules register task types and start tasks; each task is a
+ * row in `tasks` that outlives the process. The instance running a task renews a lease on it; a task whose
+ * lease expires (its instance stopped or died) is failed with error "interrupted", or resumed by any instance
+ * that has its type registered when the type is resumable. Cancelling is cooperative, through the AbortSignal.
+ *
+ * @example
+ * ```ts
+ * ctx.tasks.registerType('plugin_update', async (task) => {
+ *   task.step('download', 'running');
+ *   await download(task.details.plugin_id as string, { signal: task.signal });
+ *   task.step('download', 'completed');
+ *   task.progress(0.5, 'install');
+ *   // …
+ *   return { installed_version: '2.0.0' };
+ * }, { steps: ['download', 'install'] });
+ *
+ * const task = await ctx.tasks.start('plugin_update', { plugin_id: 'hello' }, { actor });
+ * ```
+ */
+export class TaskRunner {
+  /** This process's identity in the `tasks.instance_id` column. */
+  readonly instanceId = `${process.pid}-${randomUUID().slice(0, 8)}`;
+  /** The runner's lifecycle, health and metrics as the `task_runner` service of the registry. */
+  readonly service: PlatformService;
+  private readonly types = new Map<string, TaskType>();
+  private readonly executions = new Map<string, TaskExecution>();
+  private running = false;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private lastHeartbeatAt = 0;
+  private lastHeartbeatError: string | undefined;
+  private readonly counts = {
+    started: 0,
+    completed: 0,
+    failed: 0,
+    cancelled: 0,
+    interrupted: 0,
+    resumed: 0,
+    durationMs: 0,
+    finished: 0,
+  };
+
+  constructor(
+    private readonly deps: {
+      store: TaskStore;
+      shared: SharedState;
+      events: PlatformEvents;
+      cfg: () => PlatformConfig;
+      log: FastifyBaseLogger;
+      /** Where storage failures are recorded (the registry's recent errors of this service). */
+      reportError: (err: unknown) => void;
+    },
+  ) {
+    this.service = {
+      name: 'task_runner',
+      type: 'worker',
+      dependencies: ['database', 'cluster_state'],
+      start: () => this.activate(),
+      stop: () => this.deactivate(),
+      health: () => this.health(),
+      metrics: () => this.metrics(),
+      settings: () => this.settings(),
+    };
+  }
+
+  /** Registers (or replaces) the handler of a task type. Types registered after start are resumed too. */
+  registerType(type: string, handler: TaskHandler, options: TaskTypeOptions = {}): void {
+    this.types.set(type, { handler, options });
+  }
+
+  hasType(type: string): boolean {
+    return this.types.has(type);
+  }
+
+  typeNames(): string[] {
+    return [...this.types.keys()].sort();
+  }
+
+  /** Records a new running task and starts its handler; resolves once the task is stored. */
+  async start(
+    type: string,
+    details: Record<string, unknown> = {},
+    options: StartOptions = {},
+  ): Promise<TaskViewData> {
+    const def = this.types.get(type);
+    if (!def) throw new Error(`task type '${type}' is not registered`);
+    if (!this.running)
+      throw new AppError('SERVICE_UNAVAILABLE', 'The task runner is not running; retry shortly');
+    const now = nowIso();
+    const steps: TaskStep[] = (def.options.steps ?? []).map((name) => ({
+      name,
+      status: 'pending',
+      progress: 0,
+    }));
+    const initial = steps.length > 0 && !('steps' in details) ? { ...details, steps } : { ...details };
+    const row: TaskRow = {
+      id: options.id ?? newId('task'),
+      type,
+      status: 'running',
+      progress: 0,
+      details: JSON.stringify(initial),
+      result: null,
+      error: null,
+      created_by: options.actor?.username ?? null,
+      created_at: now,
+      started_at: now,
+      estimated_completion: null,
+      completed_at: null,
+      cancelled_at: null,
+      updated_at: now,
+      resumable: def.options.resumable ? 1 : 0,
+      instance_id: this.instanceId,
+      claim: randomUUID(),
+      lease_until: this.leaseUntil(),
+      attempts: 1,
+    };
+    await this.deps.store.insert(row);
+    this.counts.started += 1;
+    this.execute(row, def, false, options.actor, `started by ${options.actor?.username ?? 'the platform'}`);
+    return taskView(row);
+  }
+
+  /** The task with its logs, or undefined. */
+  async get(id: string): Promise<TaskViewData | undefined> {
+    const row = await this.deps.store.findById(id);
+    if (!row) return undefined;
+    return taskView(row, await this.deps.store.logs(id));
+  }
+
+  async list(filter: {
+    status?: string | undefined;
+    type?: string | undefined;
+    page: number;
+    perPage: number;
+  }) {
+    const { rows, total } = await this.deps.store.list({
+      status: filter.status,
+      type: filter.type,
+      limit: filter.perPage,
+      offset: (filter.page - 1) * filter.perPage,
+    });
+    return { tasks: rows.map((r) => taskView(r)), total };
+  }
+
+  /**
+   * Cancels a running task on whichever instance runs it: the row becomes `cancelled` at once and the
+   * handler's signal is aborted. Unknown → RESOURCE_NOT_FOUND; not running → RESOURCE_CONFLICT.
+   */
+  async cancel(
+    id: string,
+    actor?: TaskActor,
+  ): Promise<{ id: string; status: 'cancelled'; cancelled_at: string }> {
+    const at = nowIso();
+    if (!(await this.deps.store.cancel(id, at))) {
+      const row = await this.deps.store.findById(id);
+      if (!row) throw notFound('task', id);
+      throw new AppError(
+        'RESOURCE_CONFLICT',
+        `Task '${id}' is ${row.status}; only a running task can be cancelled`,
+        {
+          details: { id, status: row.status },
+        },
+      );
+    }
+    this.counts.cancelled += 1;
+    await this.deps.store.insertLogs([
+      {
+        id: newId('tlg'),
+        task_id: id,
+        seq: OUTSIDE_SEQ,
+        timestamp: at,
+        level: 'INFO',
+        message: `cancelled by ${actor?.username ?? 'the platform'}`,
+      },
+    ]);
+    const local = this.executions.get(id);
+    if (local) local.stop('cancelled');
+    else await this.deps.shared.publish(CANCEL_CHANNEL, { id });
+    return { id, status: 'cancelled', cancelled_at: at };
+  }
+
+  /** Resolves when this instance's run of the task ends (at once when it runs elsewhere or not at all). */
+  async settled(id: string): Promise<TaskViewData | undefined> {
+    await this.executions.get(id)?.done;
+    return this.get(id);
+  }
+
+  // --- lifecycle (the `task_runner` service) ---
+
+  private async activate(): Promise<void> {
+    this.running = true;
+    this.unsubscribe = this.deps.shared.subscribe(CANCEL_CHANNEL, (message) => {
+      const id = (message as { id?: unknown }).id;
+      if (typeof id === 'string') this.executions.get(id)?.stop('cancelled');
+    });
+    await this.sweep();
+    this.armTimers();
+  }
+
+  private async deactivate(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.heartbeatTimer);
+    clearTimeout(this.sweepTimer);
+    this.heartbeatTimer = undefined;
+    this.sweepTimer = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    const executions = [...this.executions.values()];
+    for (const e of executions) e.stop('shutdown');
+    const grace = this.deps.cfg().tasks.stop_timeout_seconds * 1000;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(executions.map((e) => e.done)),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, grace);
+      }),
+    ]);
+    clearTimeout(timer);
+    // Handlers that ignore their signal keep running detached; their task is settled here instead.
+    for (const e of [...this.executions.values()]) {
+      e.detached = true;
+      this.executions.delete(e.id);
+      await this.settleInterrupted(e).catch((err: unknown) => this.deps.reportError(err));
+    }
+  }
+
+  private armTimers(): void {
+    this.armHeartbeat();
+    this.armSweep();
+  }
+
+  private armHeartbeat(): void {
+    const leaseMs = this.deps.cfg().tasks.lease_seconds * 1000;
+    this.heartbeatTimer = setTimeout(
+      () => {
+        this.heartbeat()
+          .catch((err: unknown) => this.deps.reportError(err))
+          .finally(() => {
+            if (this.running) this.armHeartbeat();
+          });
+      },
+      Math.max(100, leaseMs / 3),
+    );
+    this.heartbeatTimer.unref();
+  }
+
+  private armSweep(): void {
+    const leaseMs = this.deps.cfg().tasks.lease_seconds * 1000;
+    this.sweepTimer = setTimeout(
+      () => {
+        this.sweep()
+          .catch((err: unknown) => this.deps.reportError(err))
+          .finally(() => {
+            if (this.running) this.armSweep();
+          });
+      },
+      Math.max(200, leaseMs),
+    );
+    this.sweepTimer.unref();
+  }
+
+  /** Renews this instance's leases; a task that is no longer ours (cancelled on another instance) is stopped. */
+  private async heartbeat(): Promise<void> {
+    const mine = [...this.executions.values()];
+    try {
+      const lost = await this.deps.store.renew(
+        mine.map((e) => e.claim),
+        this.leaseUntil(),
+        nowIso(),
+      );
+      this.lastHeartbeatAt = Date.now();
+      this.lastHeartbeatError = undefined;
+      for (const e of mine) if (lost.includes(e.claim)) e.stop('cancelled');
+    } catch (err) {
+      this.lastHeartbeatError = (err as Error).message;
+      throw err;
+    }
+  }
+
+  /**
+   * Settles tasks whose lease expired: resumable ones whose type this instance knows are taken over and run
+   * again; the others fail with "interrupted".
+   */
+  private async sweep(): Promise<void> {
+    const now = nowIso();
+    const leaseMs = this.deps.cfg().tasks.lease_seconds * 1000;
+    for (const row of await this.deps.store.expired(now)) {
+      const def = this.types.get(row.type);
+      if (row.resumable === 1 && def && this.running) {
+        const claim = randomUUID();
+        const taken = await this.deps.store.takeOver(row, {
+          claim,
+          instanceId: this.instanceId,
+          leaseUntil: this.leaseUntil(),
+          now,
+        });
+        if (!taken) continue;
+        this.counts.resumed += 1;
+        this.execute(
+          { ...row, claim, instance_id: this.instanceId, attempts: row.attempts + 1 },
+          def,
+          true,
+          undefined,
+          `resumed on instance ${this.instanceId} after an interruption (attempt ${row.attempts + 1})`,
+        );
+        continue;
+      }
+      // A resumable task waits a while for an instance that knows its type before it is given up.
+      const expiredFor = Date.now() - Date.parse(row.lease_until ?? now);
+      if (row.resumable === 1 && expiredFor < ORPHAN_LEASES * leaseMs) continue;
+      if (await this.deps.store.failExpired(row, 'interrupted', now)) {
+        this.counts.interrupted += 1;
+        await this.deps.store.insertLogs([
+          {
+            id: newId('tlg'),
+            task_id: row.id,
+            seq: OUTSIDE_SEQ,
+            timestamp: now,
+            level: 'ERROR',
+            message: `interrupted: instance ${row.instance_id ?? '?'} stopped renewing its lease`,
+          },
+        ]);
+        this.announce('task.failed', row.id, row.type, { error: 'interrupted' }, undefined);
+      }
+    }
+  }
+
+  private execute(
+    row: TaskRow,
+    def: TaskType,
+    resumed: boolean,
+    actor: TaskActor | undefined,
+    firstLine: string,
+  ): void {
+    const claim = row.claim ?? '';
+    let details: Record<string, unknown> = {};
+    try {
+      details = JSON.parse(row.details) as Record<string, unknown>;
+    } catch {
+      details = {};
+    }
+    const execution = new TaskExecution(
+      row.id,
+      row.type,
+      claim,
+      row.started_at ?? row.created_at,
+      Number(row.progress),
+      details,
+      this.deps.store,
+      { maxLogLines: this.deps.cfg().tasks.max_log_lines },
+      (e) => e.stop('cancelled'),
+      (err) => this.deps.reportError(err),
+    );
+    this.executions.set(row.id, execution);
+    execution.log('info', firstLine);
+    const ctx: TaskContext = {
+      taskId: row.id,
+      type: row.type,
+      get details() {
+        return execution.details;
+      },
+      signal: execution.signal,
+      resumed,
+      progress: (fraction, step) => {
+        if (step !== undefined) execution.step(step, 'running', fraction);
+        execution.setProgress(fraction);
+      },
+      step: (name, status, progress) => execution.step(name, status, progress),
+      log: (level, message) => {
+        execution.log(level, message);
+        this.deps.log.debug({ task_id: row.id, task_type: row.type }, message);
+      },
+      setDetails: (patch) => execution.setDetails(patch),
+    };
+    execution.done = (async () => {
+      let outcome: { ok: true; result: Record<string, unknown> | undefined } | { ok: false; error: unknown };
+      try {
+        // A handler that throws synchronously is treated as one that rejects.
+        const result = await Promise.resolve().then(() => def.handler(ctx));
+        outcome = { ok: true, result: result ?? undefined };
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
+      if (execution.detached) return;
+      try {
+        await this.settle(execution, outcome, actor);
+      } catch (err) {
+        this.deps.reportError(err);
+      } finally {
+        // Only now: `settled(id)` waits on `done` while the execution is listed.
+        execution.finish();
+        this.executions.delete(row.id);
+      }
+    })();
+  }
+
+  private async settle(
+    execution: TaskExecution,
+    outcome: { ok: true; result: Record<string, unknown> | undefined } | { ok: false; error: unknown },
+    actor: TaskActor | undefined,
+  ): Promise<void> {
+    await execution.drain();
+    const now = nowIso();
+    const durationMs = Date.now() - execution.startedAtMs;
+    if (outcome.ok) {
+      execution.log('info', `completed in ${durationMs} ms`, now);
+      const written = await this.deps.store.updateOwned(execution.id, execution.claim, {
+        status: 'completed',
+        progress: 1,
+        details: JSON.stringify(execution.details),
+        result: JSON.stringify(outcome.result ?? {}),
+        estimated_completion: null,
+        completed_at: now,
+        updated_at: now,
+        lease_until: null,
+      });
+      await this.deps.store.insertLogs(execution.takeLogs());
+      if (!written) return;
+      this.counts.completed += 1;
+      this.counts.finished += 1;
+      this.counts.durationMs += durationMs;
+      this.announce('task.completed', execution.id, execution.type, { duration_ms: durationMs }, actor);
+      return;
+    }
+    if (execution.stopReason === 'cancelled') {
+      // The row already says cancelled (written by whoever cancelled it); only the last lines remain.
+      execution.log('info', 'stopped after cancellation', now);
+      await this.deps.store.insertLogs(execution.takeLogs());
+      return;
+    }
+    if (execution.stopReason === 'shutdown') {
+      await this.settleInterrupted(execution);
+      return;
+    }
+    const message = errorMessage(outcome.error);
+    execution.log('error', `failed: ${message}`, now);
+    const written = await this.deps.store.updateOwned(execution.id, execution.claim, {
+      status: 'failed',
+      details: JSON.stringify(execution.details),
+      error: message,
+      estimated_completion: null,
+      completed_at: now,
+      updated_at: now,
+      lease_until: null,
+    });
+    await this.deps.store.insertLogs(execution.takeLogs());
+    if (!written) return;
+    this.counts.failed += 1;
+    this.counts.finished += 1;
+    this.counts.durationMs += durationMs;
+    this.announce(
+      'task.failed',
+      execution.id,
+      execution.type,
+      { error: message, duration_ms: durationMs },
+      actor,
+    );
+  }
+
+  /** A run stopped by shutdown: a resumable task is released for the next instance, any other one fails. */
+  private async settleInterrupted(execution: TaskExecution): Promise<void> {
+    const now = nowIso();
+    const resumable = this.types.get(execution.type)?.options.resumable === true;
+    if (resumable) {
+      execution.log('warning', 'interrupted by shutdown; it resumes when an instance starts', now);
+      await this.deps.store.updateOwned(execution.id, execution.claim, {
+        progress: execution.progress,
+        details: JSON.stringify(execution.details),
+        // An expired lease is what lets the next sweep (here or on another instance) take the task over.
+        lease_until: new Date(Date.now() - 1).toISOString(),
+        updated_at: now,
+      });
+      await this.deps.store.insertLogs(execution.takeLogs());
+      return;
+    }
+    execution.log('error', 'interrupted: the platform stopped while the task ran', now);
+    const written = await this.deps.store.updateOwned(execution.id, execution.claim, {
+      status: 'failed',
+      progress: execution.progress,
+      details: JSON.stringify(execution.details),
+      error: 'interrupted',
+      estimated_completion: null,
+      completed_at: now,
+      updated_at: now,
+      lease_until: null,
+    });
+    await this.deps.store.insertLogs(execution.takeLogs());
+    if (!written) return;
+    this.counts.interrupted += 1;
+    this.announce('task.failed', execution.id, execution.type, { error: 'interrupted' }, undefined);
+  }
+
+  private announce(
+    type: 'task.completed' | 'task.failed',
+    id: string,
+    taskType: string,
+    data: Record<string, unknown>,
+    actor: TaskActor | undefined,
+  ): void {
+    this.deps.events.announce(type, 'system', { task_id: id, type: taskType, ...data }, { actor });
+  }
+
+  private leaseUntil(): string {
+    return new Date(Date.now() + this.deps.cfg().tasks.lease_seconds * 1000).toISOString();
+  }
+
+  private async health(): Promise<ServiceHealth> {
+    const leaseMs = this.deps.cfg().tasks.lease_seconds * 1000;
+    const started = performance.now();
+    await this.deps.store.list({ limit: 1, offset: 0 });
+    const storageMs = Math.round((performance.now() - started) * 100) / 100;
+    const sinceHeartbeat = this.lastHeartbeatAt === 0 ? null : Date.now() - this.lastHeartbeatAt;
+    const heartbeatLate = sinceHeartbeat !== null && sinceHeartbeat > leaseMs;
+    const heartbeatOk = this.lastHeartbeatError === undefined && !heartbeatLate;
+    return {
+      status: heartbeatOk ? 'healthy' : 'warning',
+      checks: [
+        { name: 'storage', status: 'pass', response_time_ms: storageMs },
+        {
+          name: 'lease_heartbeat',
+          status: heartbeatOk ? 'pass' : 'warning',
+          last_heartbeat_ms_ago: sinceHeartbeat,
+          ...(this.lastHeartbeatError ? { error: this.lastHeartbeatError } : {}),
+        },
+        { name: 'running_tasks', status: 'pass', running: this.executions.size },
+      ],
+      details: { running_tasks: this.executions.size, instance_id: this.instanceId },
+    };
+  }
+
+  private metrics(): Record<string, number> {
+    const c = this.counts;
+    const ended = c.completed + c.failed + c.interrupted;
+    return {
+      requests_handled: c.started + c.resumed,
+      tasks_started: c.started,
+      tasks_running: this.executions.size,
+      tasks_completed: c.completed,
+      tasks_failed: c.failed,
+      tasks_cancelled: c.cancelled,
+      tasks_interrupted: c.interrupted,
+      tasks_resumed: c.resumed,
+      avg_task_duration_ms: c.finished === 0 ? 0 : Math.round(c.durationMs / c.finished),
+      error_rate: ended === 0 ? 0 : Math.round(((c.failed + c.interrupted) / ended) * 10_000) / 10_000,
+    };
+  }
+
+  private settings(): Record<string, unknown> {
+    const t = this.deps.cfg().tasks;
+    return {
+      instance_id: this.instanceId,
+      task_types: this.typeNames(),
+      lease_seconds: t.lease_seconds,
+      retention_days: t.retention_days,
+      max_log_lines: t.max_log_lines,
+      stop_timeout_seconds: t.stop_timeout_seconds,
+    };
+  }
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}

@@ -1,0 +1,140 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+
+describe('API keys', () => {
+  let t: TestPlatform;
+  let admin: string;
+  beforeAll(async () => {
+    t = await startPlatform();
+    admin = await t.adminToken();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const createKey = async (token: string, body: Record<string, unknown>) =>
+    t.request('POST', '/api/v1/auth/api-keys', { token, body });
+
+  it('returns the full key once at creation and only a masked preview afterwards', async () => {
+    const created = await createKey(admin, { name: 'deployer', scopes: ['read:system'] });
+    expect(created.statusCode).toBe(201);
+    const { key, api_key: view } = created.data.data;
+    expect(key).toMatch(/^plat_[A-Za-z0-9_-]{40,}$/);
+    expect(view.key_preview).toBe(`plat_…${key.slice(-4)}`);
+    expect(view.scopes).toEqual(['read:system']);
+
+    const list = await t.request('GET', '/api/v1/auth/api-keys', { token: admin });
+    expect(list.statusCode).toBe(200);
+    const listed = list.data.data.api_keys.find((k: { id: string }) => k.id === view.id);
+    expect(listed).toMatchObject({ name: 'deployer', key_preview: view.key_preview, is_active: true });
+    expect(list.body).not.toContain(key);
+    expect(list.body).not.toContain('key_hash');
+    expect(Object.keys(listed)).not.toContain('key');
+  });
+
+  it('authenticates with X-API-Key on protected routes', async () => {
+    const { key } = (await createKey(admin, { name: 'status-reader', scopes: ['read:system'] })).data.data;
+    const status = await t.request('GET', '/api/v1/status', { apiKey: key });
+    expect(status.statusCode).toBe(200);
+    const me = await t.request('GET', '/api/v1/auth/me', { apiKey: key });
+    expect(me.data.data).toMatchObject({
+      username: 'admin',
+      auth_method: 'api_key',
+      permissions: ['read:system'],
+    });
+  });
+
+  it('stops a revoked key at once', async () => {
+    const created = (await createKey(admin, { name: 'short-lived' })).data.data;
+    expect((await t.request('GET', '/api/v1/status', { apiKey: created.key })).statusCode).toBe(200);
+    const revoke = await t.request('DELETE', `/api/v1/auth/api-keys/${created.api_key.id}`, { token: admin });
+    expect(revoke.statusCode).toBe(200);
+    const after = await t.request('GET', '/api/v1/status', { apiKey: created.key });
+    expect(after.statusCode).toBe(401);
+    expect(after.data.error.code).toBe('AUTHENTICATION_FAILED');
+    expect(after.headers['www-authenticate']).toBe('Bearer');
+    const again = await t.request('DELETE', `/api/v1/auth/api-keys/${created.api_key.id}`, { token: admin });
+    expect(again.statusCode).toBe(404);
+  });
+
+  it("does not let one user revoke another user's key", async () => {
+    const other = await t.createUser('key-owner-a');
+    const created = (await createKey(other.access, { name: 'mine' })).data.data;
+    const res = await t.request('DELETE', `/api/v1/auth/api-keys/${created.api_key.id}`, { token: admin });
+    expect(res.statusCode).toBe(404);
+    expect(res.data.error.code).toBe('RESOURCE_NOT_FOUND');
+    expect((await t.request('GET', '/api/v1/status', { apiKey: created.key })).statusCode).toBe(200);
+  });
+
+  it("refuses scopes the owner does not hold with 403 and accepts the owner's own", async () => {
+    const user = await t.createUser('key-owner-b');
+    const refused = await createKey(user.access, {
+      name: 'too-wide',
+      scopes: ['read:system', 'admin:config'],
+    });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.data.error.code).toBe('AUTHORIZATION_DENIED');
+    expect(refused.data.error.details.scopes).toEqual(['admin:config']);
+    const allowed = await createKey(user.access, { name: 'fits', scopes: ['read:system', 'events:emit'] });
+    expect(allowed.statusCode).toBe(201);
+    const defaults = await createKey(user.access, { name: 'defaults' });
+    expect(defaults.data.data.api_key.scopes).toEqual([
+      'events:emit',
+      'events:subscribe',
+      'read:plugins',
+      'read:system',
+    ]);
+  });
+
+  it('refuses unknown scope names and past expiry dates with 422', async () => {
+    const unknown = await createKey(admin, { name: 'typo', scopes: ['read:sytem'] });
+    expect(unknown.statusCode).toBe(422);
+    expect(unknown.data.error.details.field).toBe('scopes.0');
+    const past = await createKey(admin, { name: 'past', expires_at: '2020-01-01T00:00:00.000Z' });
+    expect(past.statusCode).toBe(422);
+    expect(past.data.error.details.field).toBe('expires_at');
+  });
+
+  it('refuses an expired key', async () => {
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const { key } = (await createKey(admin, { name: 'expiring', expires_at: expiresAt })).data.data;
+    expect((await t.request('GET', '/api/v1/status', { apiKey: key })).statusCode).toBe(200);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 2 * 3_600_000);
+    const res = await t.request('GET', '/api/v1/status', { apiKey: key });
+    expect(res.statusCode).toBe(401);
+    expect(res.data.error.details.reason).toBe('api_key_expired');
+  });
+
+  it('refuses an unknown key', async () => {
+    const res = await t.request('GET', '/api/v1/status', {
+      apiKey: 'plat_not-a-real-key-at-all-0000000000000000',
+    });
+    expect(res.statusCode).toBe(401);
+    expect(res.data.error.details.reason).toBe('invalid_api_key');
+  });
+
+  it('stops the keys of a suspended owner at once', async () => {
+    const user = await t.createUser('key-owner-c');
+    const { key } = (await createKey(user.access, { name: 'soon-suspended' })).data.data;
+    expect((await t.request('GET', '/api/v1/status', { apiKey: key })).statusCode).toBe(200);
+    await t.platform.context.users.update(user.id, { status: 'suspended' });
+    await t.platform.context.auth.userChanged(user.id);
+    const res = await t.request('GET', '/api/v1/status', { apiKey: key });
+    expect(res.statusCode).toBe(401);
+    expect(res.data.error.details.reason).toBe('account_suspended');
+  });
+
+  it('refuses an admin key narrowed to read:system on an admin:config route with INSUFFICIENT_ADMIN_PERMISSIONS', async () => {
+    const narrow = (await createKey(admin, { name: 'narrow', scopes: ['read:system'] })).data.data.key;
+    const refused = await t.request('GET', '/api/v1/admin/config', { apiKey: narrow });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.data.error.code).toBe('INSUFFICIENT_ADMIN_PERMISSIONS');
+    expect(refused.data.error.details.required_permission).toBe('admin:config');
+    const wide = (await createKey(admin, { name: 'config-admin', scopes: ['admin:config'] })).data.data.key;
+    expect((await t.request('GET', '/api/v1/admin/config', { apiKey: wide })).statusCode).toBe(200);
+  });
+});

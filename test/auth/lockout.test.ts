@@ -1,0 +1,66 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+
+describe('lockout after failed logins', () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startPlatform({ auth: { max_failed_logins: 3, lockout_minutes: 5 } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const attempt = (username: string, password: string) =>
+    t.request('POST', '/api/v1/auth/login', { body: { username, password } });
+
+  it('locks the account after max_failed_logins failures, even for the right password, for lockout_minutes', async () => {
+    await t.createUser('locked-out', ['user'], 'right-password-1');
+    for (let i = 0; i < 3; i++) {
+      const res = await attempt('locked-out', 'wrong-password');
+      expect(res.statusCode).toBe(401);
+      expect(res.data.error.details.reason).toBe('invalid_credentials');
+    }
+    const locked = await attempt('locked-out', 'right-password-1');
+    expect(locked.statusCode).toBe(401);
+    expect(locked.data.error).toMatchObject({
+      code: 'AUTHENTICATION_FAILED',
+      details: { reason: 'account_locked' },
+    });
+
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 4 * 60_000);
+    expect((await attempt('locked-out', 'right-password-1')).data.error.details.reason).toBe(
+      'account_locked',
+    );
+    vi.setSystemTime(Date.now() + 2 * 60_000);
+    expect((await attempt('locked-out', 'right-password-1')).statusCode).toBe(200);
+  });
+
+  it('resets the count on a successful login', async () => {
+    await t.createUser('almost-locked', ['user'], 'right-password-1');
+    for (let i = 0; i < 2; i++) await attempt('almost-locked', 'wrong-password');
+    expect((await attempt('almost-locked', 'right-password-1')).statusCode).toBe(200);
+    for (let i = 0; i < 2; i++) await attempt('almost-locked', 'wrong-password');
+    expect((await attempt('almost-locked', 'right-password-1')).statusCode).toBe(200);
+  });
+
+  it('starts a fresh count once a lockout has run out', async () => {
+    await t.createUser('relocked', ['user'], 'right-password-1');
+    for (let i = 0; i < 3; i++) await attempt('relocked', 'wrong-password');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 6 * 60_000);
+    expect((await attempt('relocked', 'wrong-password')).data.error.details.reason).toBe(
+      'invalid_credentials',
+    );
+    expect((await attempt('relocked', 'right-password-1')).statusCode).toBe(200);
+  });
+
+  it('answers an unknown user like a wrong password', async () => {
+    const res = await attempt('nobody-here', 'whatever-password');
+    expect(res.statusCode).toBe(401);
+    expect(res.data.error.details.reason).toBe('invalid_credentials');
+  });
+});

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+
+describe('roles, permissions and the 403 answers', () => {
+  let t: TestPlatform;
+  let admin: string;
+  let user: { id: string; access: string };
+  let moderator: { id: string; access: string };
+  beforeAll(async () => {
+    t = await startPlatform();
+    admin = await t.adminToken();
+    user = await t.createUser('plain-user', ['user']);
+    moderator = await t.createUser('a-moderator', ['moderator']);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('grants each role the permissions of decisions §2', async () => {
+    const of = async (username: string, password: string) =>
+      (await t.request('POST', '/api/v1/auth/login', { body: { username, password } })).data.data.user
+        .permissions;
+    expect(await of('plain-user', 'user-password-1')).toEqual([
+      'events:emit',
+      'events:subscribe',
+      'read:plugins',
+      'read:system',
+    ]);
+    expect(await of('a-moderator', 'user-password-1')).toEqual([
+      'events:emit',
+      'events:subscribe',
+      'read:metrics',
+      'read:plugins',
+      'read:system',
+      'read:users',
+    ]);
+    expect(await of('admin', 'admin-password-1')).toEqual(['*']);
+  });
+
+  it('lets a user with read:system read the status', async () => {
+    expect((await t.request('GET', '/api/v1/status', { token: user.access })).statusCode).toBe(200);
+  });
+
+  it('refuses a key without read:system on the status with AUTHORIZATION_DENIED', async () => {
+    const key = (
+      await t.request('POST', '/api/v1/auth/api-keys', {
+        token: user.access,
+        body: { name: 'emit-only', scopes: ['events:emit'] },
+      })
+    ).data.data.key;
+    const res = await t.request('GET', '/api/v1/status', { apiKey: key });
+    expect(res.statusCode).toBe(403);
+    expect(res.data.error).toMatchObject({
+      code: 'AUTHORIZATION_DENIED',
+      details: { required_permission: 'read:system' },
+    });
+  });
+
+  it('refuses a user without admin:config on GET /config with AUTHORIZATION_DENIED and lets an admin read it', async () => {
+    const refused = await t.request('GET', '/api/v1/config', { token: user.access });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.data.error.code).toBe('AUTHORIZATION_DENIED');
+    const moderatorRefused = await t.request('GET', '/api/v1/config', { token: moderator.access });
+    expect(moderatorRefused.data.error.code).toBe('AUTHORIZATION_DENIED');
+    expect((await t.request('GET', '/api/v1/config', { token: admin })).statusCode).toBe(200);
+  });
+
+  it('refuses users and moderators on admin routes with ADMIN_REQUIRED and lets an admin in', async () => {
+    for (const token of [user.access, moderator.access]) {
+      const res = await t.request('GET', '/api/v1/admin/config', { token });
+      expect(res.statusCode).toBe(403);
+      expect(res.data.error.code).toBe('ADMIN_REQUIRED');
+    }
+    expect((await t.request('GET', '/api/v1/admin/config', { token: admin })).statusCode).toBe(200);
+  });
+
+  it('answers admin routes without credentials with 401, not 403', async () => {
+    const res = await t.request('GET', '/api/v1/admin/config');
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('takes a role change into account at once', async () => {
+    const promoted = await t.createUser('promoted-user', ['user']);
+    expect((await t.request('GET', '/api/v1/admin/config', { token: promoted.access })).statusCode).toBe(403);
+    await t.platform.context.users.update(promoted.id, { roles: JSON.stringify(['admin']) });
+    await t.platform.context.auth.userChanged(promoted.id);
+    expect((await t.request('GET', '/api/v1/admin/config', { token: promoted.access })).statusCode).toBe(200);
+  });
+});

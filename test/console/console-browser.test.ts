@@ -1,0 +1,343 @@
+import { mkdirSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_PASSWORD, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+import { type Browser, openBrowser } from './browser.js';
+import { builtConsole } from './built-console.js';
+
+const SHOTS = fileURLToPath(new URL('../../test-results/console/', import.meta.url));
+
+/** A webhook target on a real socket that records what it receives. */
+async function startReceiver(): Promise<{
+  url: string;
+  received: { headers: IncomingMessage['headers']; body: string }[];
+  server: Server;
+}> {
+  const received: { headers: IncomingMessage['headers']; body: string }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => {
+      body += c.toString();
+    });
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/hook`, received, server };
+}
+
+async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('the admin console in a real browser', { timeout: 30_000 }, () => {
+  let t: TestPlatform;
+  let base: string;
+  let browser: Browser;
+  let page: Page;
+  let token: string;
+  const has = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string) =>
+    t.platform.app.hasRoute({ method, url });
+
+  const shot = (name: string, fullPage = true) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage });
+  const open = async (label: string, heading: string) => {
+    await page
+      .getByRole('navigation', { name: 'Sections' })
+      .getByRole('link', { name: label, exact: true })
+      .click();
+    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  };
+  /** Waits until a page section has settled: its content, or the notice that its endpoint is not available. */
+  const settled = (css: string, text?: string) => {
+    let target = page.locator(css).or(page.locator('[data-state="not-available"]'));
+    if (text) target = target.or(page.getByText(text));
+    return target.first().waitFor();
+  };
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const dist = await builtConsole();
+    t = await startPlatform({ console: { dist_dir: dist } });
+    base = await t.platform.listen();
+    token = await t.adminToken();
+    browser = await openBrowser();
+    page = browser.page;
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('logs in with the keyboard alone and lands on the overview', async () => {
+    await page.goto(`${base}/console/`);
+    await page.getByRole('heading', { name: 'Platform console' }).waitFor();
+    await shot('01-login');
+    // The username field has focus on load; Tab moves to the password, Enter submits.
+    await page.keyboard.type('admin');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(ADMIN_PASSWORD);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await page.getByRole('heading', { name: 'Components' }).waitFor();
+    await settled('.chart', 'The platform reported no metric series.');
+    expect(await page.locator('.stats').first().textContent()).toContain('Version');
+    await shot('02-overview');
+  });
+
+  it('stays logged in across a reload (refresh token in sessionStorage) and deep links survive it', async () => {
+    await page.goto(`${base}/console/maintenance`);
+    await page.getByRole('heading', { level: 1, name: 'Maintenance' }).waitFor();
+    const stored = await page.evaluate('Object.keys(sessionStorage)');
+    expect(stored).toContain('platform.console.refresh_token');
+    // The access token lives in memory only: nothing else is stored.
+    expect(await page.evaluate('Object.keys(localStorage)')).toEqual([]);
+  });
+
+  it('creates a user, finds it by search and opens it', async () => {
+    await open('Users', 'Users');
+    if (!has('POST', '/api/v1/admin/users')) {
+      await page.locator('[data-state="not-available"]').first().waitFor();
+      await shot('03-users');
+      return;
+    }
+    await page.getByText('Create user', { exact: true }).click();
+    const form = page.getByRole('form', { name: 'Create user' });
+    await form.getByLabel('Username').fill('console-made');
+    await form.getByLabel('E-mail').fill('console-made@example.test');
+    await form.getByLabel('Full name').fill('Made In Console');
+    await form.getByLabel('Password').fill('console-password-1');
+    await form.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('status').filter({ hasText: 'console-made' }).waitFor();
+    const created = await t.request('GET', '/api/v1/admin/users?search=console-made', { token });
+    expect(created.data.data.users.map((u: { username: string }) => u.username)).toEqual(['console-made']);
+    await page.getByRole('searchbox').fill('console-made');
+    await page.getByRole('link', { name: 'console-made' }).click();
+    await page.getByRole('heading', { name: 'Made In Console (console-made)' }).waitFor();
+    await shot('03-user-detail');
+    await open('Users', 'Users');
+    await page.getByRole('link', { name: 'admin', exact: true }).waitFor();
+    await shot('03-users');
+  });
+
+  it('creates an API key and shows its full value exactly once', async () => {
+    await open('Account', 'Account');
+    const form = page.getByRole('form', { name: 'Create API key' });
+    await form.getByLabel('Name').fill('console-key');
+    await form.getByRole('button', { name: 'Create API key' }).click();
+    const secret = page.getByTestId('once-secret');
+    await secret.waitFor();
+    const key = await secret.getByRole('textbox').inputValue();
+    expect(key).toMatch(/^plat_/);
+    const me = await t.request('GET', '/api/v1/auth/me', { apiKey: key });
+    expect(me.statusCode).toBe(200);
+    await shot('04-account');
+    await secret.getByRole('button', { name: 'Done' }).click();
+    await expect(page.getByTestId('once-secret').count()).resolves.toBe(0);
+    // After dismissal only the masked preview remains on the page.
+    expect(await page.content()).not.toContain(key);
+  });
+
+  it('installs and enables a plugin, when the plugins API exists', async () => {
+    await open('Plugins', 'Plugins');
+    if (!has('GET', '/api/v1/admin/plugins/available') || !has('POST', '/api/v1/admin/plugins/install')) {
+      await page.locator('[data-state="not-available"]').first().waitFor();
+      await shot('05-plugins');
+      return;
+    }
+    const available = await t.request('GET', '/api/v1/admin/plugins/available', { token });
+    const offered = Object.values(available.data.data).find(Array.isArray) as { name: string }[];
+    expect(offered.length).toBeGreaterThan(0);
+    const name = offered[0]!.name;
+    const form = page.getByRole('form', { name: 'Install plugin' });
+    await form.getByLabel('Plugin').selectOption(name);
+    await form.getByRole('button', { name: 'Install' }).click();
+    const row = page.locator(`tr[data-plugin="${name}"]`);
+    await row.waitFor({ timeout: 20_000 });
+    if ((await row.getByRole('button', { name: `Enable ${name}` }).count()) > 0) {
+      await row.getByRole('button', { name: `Enable ${name}` }).click();
+    }
+    await row.getByRole('button', { name: `Disable ${name}` }).waitFor();
+    const list = await t.request('GET', '/api/v1/admin/plugins', { token });
+    const plugins = Object.values(list.data.data).find(Array.isArray) as { id: string; enabled: boolean }[];
+    expect(plugins.find((p) => p.id === name)?.enabled).toBe(true);
+    await shot('05-plugins');
+  });
+
+  it('shows an emitted event live in the events page and opens its detail', async () => {
+    await open('Events', 'Events');
+    await page.getByTestId('stream-status').getByText('live').waitFor();
+    const emitted = await t.request('POST', '/api/v1/events', {
+      token,
+      body: { event_type: 'console.check', source: 'browser-test', data: { order: 42 } },
+    });
+    expect(emitted.statusCode).toBe(201);
+    const live = page.getByTestId('live-events');
+    await live.getByRole('link', { name: 'console.check' }).waitFor();
+    expect(await live.textContent()).toContain('"order":42');
+    await shot('06-events');
+    await live.getByRole('link', { name: 'console.check' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Event' }).waitFor();
+    await page.getByRole('heading', { name: 'Deliveries' }).waitFor();
+    expect(await page.locator('.kv').textContent()).toContain(emitted.data.data.event.event_id);
+    await shot('06-event-detail');
+  });
+
+  it('emits an event from the form and reports where it went', async () => {
+    await open('Events', 'Events');
+    await page.getByText('Emit an event', { exact: true }).click();
+    const form = page.getByRole('form', { name: 'Emit event' });
+    await form.getByLabel('Event type').fill('bad type!');
+    await form.getByRole('button', { name: 'Emit event' }).click();
+    await form.locator('.field-error').first().waitFor();
+    await form.getByLabel('Event type').fill('console.form');
+    await form.getByLabel('Data (JSON object)').fill('{"from": "form"}');
+    await form.getByRole('button', { name: 'Emit event' }).click();
+    await form
+      .getByRole('status')
+      .getByText(/Emitted evt_/)
+      .waitFor();
+    await page.getByTestId('live-events').getByRole('link', { name: 'console.form' }).waitFor();
+  });
+
+  it('creates a webhook subscription with its secret shown once, and shows its delivery', async () => {
+    const receiver = await startReceiver();
+    try {
+      await open('Subscriptions', 'Subscriptions');
+      await page.getByText('Create a webhook subscription', { exact: true }).click();
+      const form = page.getByRole('form', { name: 'Create webhook subscription' });
+      await form.getByLabel('Name').fill('console-hook');
+      await form.getByLabel('Webhook URL').fill(receiver.url);
+      await form.getByLabel('Event patterns').fill('console.*');
+      await form.getByRole('button', { name: 'Create subscription' }).click();
+      const secret = await page.getByTestId('once-secret').getByRole('textbox').inputValue();
+      expect(secret.length).toBeGreaterThanOrEqual(8);
+      const row = page.locator('tr', { hasText: 'console-hook' });
+      await row.waitFor();
+      await shot('07-subscriptions');
+      if (!t.platform.context.registry.has('webhook_dispatcher')) return;
+      await t.request('POST', '/api/v1/events', {
+        token,
+        body: { event_type: 'console.hooked', source: 'browser-test', data: {} },
+      });
+      await until(() => receiver.received.some((r) => r.body.includes('console.hooked')), 15_000);
+      // The list reloads every 5 s; the delivery shows in its counter.
+      await row.getByTestId('events-delivered').getByText('1').waitFor({ timeout: 15_000 });
+      await shot('07-subscriptions-delivered');
+    } finally {
+      receiver.server.close();
+    }
+  });
+
+  it('pauses and resumes a subscription', async () => {
+    await open('Subscriptions', 'Subscriptions');
+    const row = page.locator('tr', { hasText: 'console-hook' });
+    await row.getByRole('button', { name: 'Pause' }).click();
+    await row.getByText('paused').waitFor();
+    await row.getByRole('button', { name: 'Resume' }).click();
+    await row.getByText('active').waitFor();
+  });
+
+  it('shows configuration problems beside the field, then saves a valid change', async () => {
+    await open('Configuration', 'Configuration');
+    await page
+      .getByRole('navigation', { name: 'Configuration sections' })
+      .getByRole('button', { name: 'rate_limits' })
+      .click();
+    const form = page.getByRole('form', { name: 'Section rate_limits' });
+    const authenticated = form.getByRole('group', { name: 'authenticated' });
+    await authenticated.getByLabel('max').fill('0');
+    await form.getByRole('button', { name: 'Save rate_limits' }).click();
+    await form
+      .locator('.field-invalid')
+      .getByText(/greater or equal|>= 1|minimum/)
+      .waitFor();
+    await shot('08-config-error');
+    await authenticated.getByLabel('max').fill('4321');
+    await form.getByRole('button', { name: 'Save rate_limits' }).click();
+    await form.getByRole('status').getByText('rate_limits.authenticated.max').waitFor();
+    const cfg = await t.request('GET', '/api/v1/config?section=rate_limits', { token });
+    expect(cfg.data.data.rate_limits.authenticated.max).toBe(4321);
+    await shot('08-config');
+  });
+
+  it('turns maintenance mode on and off', async () => {
+    await open('Maintenance', 'Maintenance');
+    const form = page.getByRole('form', { name: 'Turn maintenance on' });
+    await form.getByLabel('Message to users').fill('Upgrading the database');
+    await form.getByRole('button', { name: 'Turn maintenance on' }).click();
+    await page.getByTestId('maintenance-state').getByText('on', { exact: true }).waitFor();
+    const on = await t.request('GET', '/api/v1/admin/system/maintenance', { token });
+    expect(on.data.data).toMatchObject({ enabled: true, message: 'Upgrading the database' });
+    await shot('09-maintenance-on');
+    await page.getByRole('button', { name: 'Turn maintenance off' }).click();
+    await page.getByTestId('maintenance-state').getByText('off', { exact: true }).waitFor();
+    const off = await t.request('GET', '/api/v1/admin/system/maintenance', { token });
+    expect(off.data.data.enabled).toBe(false);
+  });
+
+  it('renders every other page, with data or a clear "not available"', async () => {
+    const pages: [string, string, string, string?][] = [
+      ['Tasks', 'Tasks', 'table'],
+      ['Backups', 'Backups', '.table-wrap', 'No backups yet.'],
+      ['Security', 'Security', '.stats'],
+      ['Audit log', 'Audit log', 'table'],
+      ['Logs', 'Logs', '.log-lines'],
+    ];
+    for (const [label, heading, content, text] of pages) {
+      await open(label, heading);
+      await settled(content, text);
+      await shot(`10-${label.toLowerCase().replaceAll(' ', '-')}`);
+    }
+  });
+
+  it('works at 390 px wide: the navigation folds behind a menu button and nothing overflows', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await page.goto(`${base}/console/`);
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await settled('.chart', 'The platform reported no metric series.');
+      const nav = page.getByRole('navigation', { name: 'Sections' });
+      expect(await nav.isVisible()).toBe(false);
+      await shot('11-mobile-overview', false);
+      await page.getByRole('button', { name: 'Menu' }).click();
+      await shot('11-mobile-menu', false);
+      await nav.getByRole('link', { name: 'Users' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
+      expect(await nav.isVisible()).toBe(false);
+      await settled('table');
+      const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+      expect(overflow as number).toBeLessThanOrEqual(0);
+      await shot('11-mobile-users');
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  });
+
+  it('logs out: the session ends on the server and the tab forgets its refresh token', async () => {
+    const refresh = await page.evaluate("sessionStorage.getItem('platform.console.refresh_token')");
+    expect(refresh).toBeTruthy();
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('button', { name: 'Log in' }).waitFor();
+    expect(await page.evaluate("sessionStorage.getItem('platform.console.refresh_token')")).toBeNull();
+    const reuse = await t.request('POST', '/api/v1/auth/refresh', {
+      body: { refresh_token: refresh as string },
+    });
+    expect(reuse.statusCode).toBe(401);
+  });
+
+  it('met no script error and no content-security-policy refusal on the way', () => {
+    expect(browser.problems).toEqual([]);
+  });
+});

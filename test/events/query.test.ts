@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+
+describe('querying events', () => {
+  let t: TestPlatform;
+  let token: string;
+  const ids: Record<string, string> = {};
+  let between: string;
+
+  const emit = async (body: Record<string, unknown>) => {
+    const res = await t.request('POST', '/api/v1/events', { token, body });
+    expect(res.statusCode).toBe(201);
+    return res.data.data.event.event_id as string;
+  };
+
+  beforeAll(async () => {
+    t = await startPlatform();
+    token = (await t.createUser('reader', ['user'])).access;
+    ids.login = await emit({ event_type: 'user.login', source: 'web', priority: 3, data: { user: 'ann' } });
+    ids.logout = await emit({ event_type: 'user.logout', source: 'web', priority: 5 });
+    await new Promise((r) => setTimeout(r, 15));
+    between = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 15));
+    ids.profile = await emit({
+      event_type: 'user.profile.updated',
+      source: 'mobile',
+      priority: 9,
+      metadata: { correlation_id: 'flow-7' },
+      data: { long: 'y'.repeat(500), nested: { a: 1 }, list: [1, 2, 3] },
+    });
+    ids.order = await emit({ event_type: 'order.created', source: 'shop', priority: 5 });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const list = async (query: string) => {
+    const res = await t.request('GET', `/api/v1/events${query}`, { token });
+    expect(res.statusCode).toBe(200);
+    return res.data.data;
+  };
+  const typesOf = (data: any) => data.events.map((e: any) => e.event_type);
+
+  it('filters by an exact type, by `*` one segment and by `**` any depth', async () => {
+    expect(typesOf(await list('?event_type=user.login'))).toEqual(['user.login']);
+    expect(typesOf(await list('?event_type=user.*&order=asc'))).toEqual(['user.login', 'user.logout']);
+    expect(typesOf(await list('?event_type=user.**&order=asc'))).toEqual([
+      'user.login',
+      'user.logout',
+      'user.profile.updated',
+    ]);
+  });
+
+  it('filters by source, priority, correlation id, status and time range, and echoes the filters', async () => {
+    expect(typesOf(await list('?source=web&order=asc'))).toEqual(['user.login', 'user.logout']);
+    expect(typesOf(await list('?priority=9'))).toEqual(['user.profile.updated']);
+    const byCorrelation = await list('?correlation_id=flow-7');
+    expect(typesOf(byCorrelation)).toEqual(['user.profile.updated']);
+    expect(byCorrelation.filters_applied).toEqual({ correlation_id: 'flow-7' });
+    const after = await list(`?start_time=${encodeURIComponent(between)}&source=shop`);
+    expect(typesOf(after)).toEqual(['order.created']);
+    expect(after.filters_applied).toEqual({ start_time: between, source: 'shop' });
+    const before = await list(`?end_time=${encodeURIComponent(between)}&event_type=user.**&order=asc`);
+    expect(typesOf(before)).toEqual(['user.login', 'user.logout']);
+    expect((await list('?status=processed&event_type=order.created')).events).toHaveLength(1);
+  });
+
+  it('sorts by priority and by type, in either order', async () => {
+    const byPriority = await list('?sort=priority&order=desc&event_type=user.**');
+    expect(byPriority.events.map((e: any) => e.priority)).toEqual([9, 5, 3]);
+    const byType = await list('?sort=event_type&order=asc&event_type=user.**');
+    expect(typesOf(byType)).toEqual(['user.login', 'user.logout', 'user.profile.updated']);
+  });
+
+  it('pages with the pagination object', async () => {
+    const first = await list('?event_type=user.**&per_page=2&page=1&order=asc');
+    expect(first.events).toHaveLength(2);
+    expect(first.pagination).toEqual({
+      page: 1,
+      per_page: 2,
+      total: 3,
+      pages: 2,
+      has_next: true,
+      has_prev: false,
+    });
+    const second = await list('?event_type=user.**&per_page=2&page=2&order=asc');
+    expect(typesOf(second)).toEqual(['user.profile.updated']);
+    expect(second.pagination.has_prev).toBe(true);
+  });
+
+  it('refuses per_page over 100 and unknown sort keys with 422', async () => {
+    for (const q of ['?per_page=101', '?sort=source', '?order=up', '?status=lost', '?colour=red']) {
+      const res = await t.request('GET', `/api/v1/events${q}`, { token });
+      expect(res.statusCode, q).toBe(422);
+      expect(res.data.error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+
+  it('refuses a malformed type pattern with 400 INVALID_EVENT_TYPE', async () => {
+    const res = await t.request('GET', '/api/v1/events?event_type=user..*', { token });
+    expect(res.statusCode).toBe(400);
+    expect(res.data.error.code).toBe('INVALID_EVENT_TYPE');
+  });
+
+  it('gives list items a shallow data preview instead of data', async () => {
+    const [item] = (await list('?correlation_id=flow-7')).events;
+    expect(item.data).toBeUndefined();
+    expect(item.data_preview.long).toHaveLength(121);
+    expect(item.data_preview.nested).toBe('{…}');
+    expect(item.data_preview.list).toBe('[3 items]');
+    expect(item.metadata).toMatchObject({ correlation_id: 'flow-7' });
+    expect(typeof item.metadata.processing_time_ms).toBe('number');
+  });
+});

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+
+describe('event statistics, health and audit trail', () => {
+  let t: TestPlatform;
+  let admin: string;
+  let user: { id: string; access: string };
+  let start: string;
+  let firstId: string;
+
+  beforeAll(async () => {
+    t = await startPlatform();
+    admin = await t.adminToken();
+    user = await t.createUser('counter', ['user']);
+    start = new Date().toISOString();
+    for (const [type, source] of [
+      ['stat.a', 'one'],
+      ['stat.a', 'one'],
+      ['stat.a', 'two'],
+      ['stat.b', 'two'],
+    ] as const) {
+      const res = await t.request('POST', '/api/v1/events', {
+        token: user.access,
+        body: { event_type: type, source },
+      });
+      firstId ??= res.data.data.event.event_id;
+    }
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('computes stats from the stored events in the range', async () => {
+    const end = new Date(Date.now() + 1000).toISOString();
+    const res = await t.request(
+      'GET',
+      `/api/v1/events/stats?start_time=${encodeURIComponent(start)}&end_time=${encodeURIComponent(end)}&group_by=day`,
+      { token: admin },
+    );
+    expect(res.statusCode).toBe(200);
+    const s = res.data.data;
+    expect(s.group_by).toBe('day');
+    expect(s.summary).toMatchObject({ total_events: 4, unique_event_types: 2, active_subscriptions: 0 });
+    expect(s.summary.events_per_minute).toBeGreaterThan(0);
+    expect(s.summary.average_processing_time_ms).toBeGreaterThan(0);
+    expect(s.by_event_type).toEqual([
+      expect.objectContaining({ event_type: 'stat.a', count: 3, percentage: 75 }),
+      expect.objectContaining({ event_type: 'stat.b', count: 1, percentage: 25 }),
+    ]);
+    expect(s.by_source).toEqual(
+      [
+        { source: 'two', count: 2, percentage: 50 },
+        { source: 'one', count: 2, percentage: 50 },
+      ].sort((x, y) => x.source.localeCompare(y.source)),
+    );
+    expect(s.timeline).toHaveLength(1);
+    expect(s.timeline[0]).toMatchObject({ timestamp: `${start.slice(0, 10)}T00:00:00.000Z`, event_count: 4 });
+  });
+
+  it('needs read:metrics for stats', async () => {
+    const res = await t.request('GET', '/api/v1/events/stats', { token: user.access });
+    expect(res.statusCode).toBe(403);
+    expect(res.data.error.code).toBe('AUTHORIZATION_DENIED');
+  });
+
+  it('reports measured health: outbox backlog, processing rate, connections and checks', async () => {
+    await t.request('POST', '/api/v1/events/subscriptions', {
+      token: user.access,
+      body: { event_patterns: ['health.*'], webhook_config: { url: 'https://h.example.test/x' } },
+    });
+    for (let i = 0; i < 3; i++) {
+      await t.request('POST', '/api/v1/events', { token: user.access, body: { event_type: 'health.ping' } });
+    }
+    const res = await t.request('GET', '/api/v1/events/health', { token: user.access });
+    expect(res.statusCode).toBe(200);
+    const h = res.data.data;
+    expect(h.metrics.queue_size).toBe(3);
+    expect(h.metrics.processing_rate).toBeGreaterThan(0);
+    expect(h.metrics.error_rate).toBe(0);
+    expect(h.metrics.active_connections).toBe(0);
+    expect(h.metrics.memory_usage_mb).toBeGreaterThan(0);
+    expect(h.checks.map((c: any) => c.name)).toEqual(['outbox_backlog', 'delivery_errors', 'stream_hub']);
+    expect(['healthy', 'warning']).toContain(h.status);
+  });
+
+  it('shows the event bus and store among the services with real figures', async () => {
+    const status = await t.request('GET', '/api/v1/status', { token: admin });
+    const components = status.data.data.components;
+    expect(components.event_bus).toMatchObject({ status: 'healthy', queue_size: 0 });
+    expect(components.event_bus.processed_events).toBeGreaterThanOrEqual(7);
+    expect(components.event_store.last_sequence).toBeGreaterThanOrEqual(7);
+    expect(components.stream_hub).toMatchObject({ status: 'healthy', active_connections: 0 });
+  });
+
+  it('gives admins the audit trail of an event; others get 403 ADMIN_REQUIRED', async () => {
+    const res = await t.request('GET', `/api/v1/events/${firstId}/audit`, { token: admin });
+    expect(res.statusCode).toBe(200);
+    expect(res.data.data.audit_trail).toEqual([
+      expect.objectContaining({
+        action: 'event_emitted',
+        actor: 'counter',
+        details: expect.objectContaining({ source: 'one', priority: 5 }),
+      }),
+    ]);
+    const denied = await t.request('GET', `/api/v1/events/${firstId}/audit`, { token: user.access });
+    expect(denied.statusCode).toBe(403);
+    expect(denied.data.error.code).toBe('ADMIN_REQUIRED');
+    const missing = await t.request('GET', '/api/v1/events/evt_none/audit', { token: admin });
+    expect(missing.statusCode).toBe(404);
+  });
+});
+
+describe('platform events', () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startPlatform();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('stores the platform’s own events (auth.login, system.config.updated) as queryable events', async () => {
+    const admin = await t.adminToken();
+    const change = await t.request('PUT', '/api/v1/config', {
+      token: admin,
+      body: { rate_limits: { authenticated: { max: 5000 } } },
+    });
+    expect(change.statusCode).toBe(200);
+    const find = async (type: string) => {
+      for (let i = 0; i < 50; i++) {
+        const res = await t.request('GET', `/api/v1/events?event_type=${type}`, { token: admin });
+        if (res.data.data.events.length > 0) return res.data.data.events;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return [];
+    };
+    const logins = await find('auth.login');
+    expect(logins[0]).toMatchObject({ event_type: 'auth.login', source: 'auth' });
+    const updates = await find('system.config.updated');
+    expect(updates[0]).toMatchObject({ event_type: 'system.config.updated', source: 'system' });
+    expect(updates[0].metadata.request_id).toBe(change.data.request_id);
+    const detail = await t.request('GET', `/api/v1/events/${updates[0].event_id}`, { token: admin });
+    expect(detail.data.data.event.data.updated_keys).toContain('rate_limits.authenticated.max');
+  });
+});

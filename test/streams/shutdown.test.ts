@@ -1,0 +1,30 @@
+import { expect, it } from 'vitest';
+import { startPlatform } from '../helpers/test-platform.js';
+import { RawSse, until, WsClient } from './stream-clients.js';
+
+it('ends open streams with a shutdown message so closing the platform is not held up', async () => {
+  const t = await startPlatform();
+  try {
+    const base = await t.platform.listen();
+    const token = (await t.createUser('leaver', ['user'])).access;
+    const emitted = await t.request('POST', '/api/v1/events', { token, body: { event_type: 'bye.now' } });
+    const sse = new RawSse(`${base}/api/v1/events/stream?patterns=bye.*`, {
+      authorization: `Bearer ${token}`,
+    });
+    const ws = new WsClient(
+      `${base.replace(/^http/, 'ws')}/api/v1/events/stream?token=${token}&patterns=bye.*`,
+    );
+    await Promise.all([sse.ready, ws.opened]);
+    const started = Date.now();
+    await t.platform.close();
+    expect(Date.now() - started).toBeLessThan(3000);
+    await until(() => sse.ended && ws.closeCode !== undefined, 3000, 'both streams to end');
+    const final = sse.frames.find((f) => f.event === 'shutdown');
+    expect(JSON.parse(final!.data!)).toMatchObject({
+      reason: 'shutdown',
+      last_event_id: emitted.data.data.event.event_id,
+    });
+  } finally {
+    await t.close();
+  }
+}, 20_000);

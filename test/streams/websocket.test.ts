@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+import { until, WsClient } from './stream-clients.js';
+
+describe('WebSocket streams', () => {
+  let t: TestPlatform;
+  let wsBase: string;
+  let token: string;
+  const clients: WsClient[] = [];
+
+  const emit = async (type: string, extra: Record<string, unknown> = {}) => {
+    const res = await t.request('POST', '/api/v1/events', { token, body: { event_type: type, ...extra } });
+    expect(res.statusCode).toBe(201);
+    return res.data.data.event.event_id as string;
+  };
+  const connect = async (
+    path = `/api/v1/events/stream?token=${token}`,
+    headers: Record<string, string> = {},
+  ) => {
+    const c = new WsClient(`${wsBase}${path}`, headers);
+    clients.push(c);
+    await c.opened;
+    return c;
+  };
+
+  beforeAll(async () => {
+    t = await startPlatform();
+    wsBase = (await t.platform.listen()).replace(/^http/, 'ws');
+    token = (await t.createUser('socket', ['user'])).access;
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await t.close();
+  });
+
+  it('subscribes by message and receives matching events, filtered by priority', async () => {
+    const c = await connect();
+    c.send({ action: 'subscribe', patterns: ['ws.*'], filters: { priority: { min: 5 } } });
+    await until(() => c.of('subscribed').length === 1);
+    expect(c.of('subscribed')[0]).toMatchObject({ patterns: ['ws.*'], filters: { priority: { min: 5 } } });
+    const id = await emit('ws.hello', { priority: 6, data: { hi: true } });
+    await emit('ws.low', { priority: 2 });
+    await emit('other.x', { priority: 9 });
+    await until(() => c.of('event').length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(c.of('event')).toHaveLength(1);
+    expect(c.of('event')[0].event).toMatchObject({
+      event_id: id,
+      event_type: 'ws.hello',
+      source: 'api',
+      data: { hi: true },
+    });
+    expect(typeof c.of('event')[0].event.timestamp).toBe('string');
+  });
+
+  it('answers ping with pong and bad messages with an error, keeping the socket open', async () => {
+    const c = await connect();
+    c.send({ action: 'ping' });
+    await until(() => c.of('pong').length === 1);
+    c.send('{not json');
+    c.send({ action: 'dance' });
+    c.send({ action: 'subscribe', patterns: ['bad..pattern'] });
+    await until(() => c.of('error').length === 3);
+    expect(c.of('error').map((m) => m.error.code)).toEqual([
+      'VALIDATION_ERROR',
+      'VALIDATION_ERROR',
+      'VALIDATION_ERROR',
+    ]);
+    c.send({ action: 'ping' });
+    await until(() => c.of('pong').length === 2);
+    expect(c.socket.readyState).toBe(c.socket.OPEN);
+  });
+
+  it('stops delivering after unsubscribe', async () => {
+    const c = await connect();
+    c.send({ action: 'subscribe', patterns: ['unsub.*', 'keep.*'] });
+    await until(() => c.of('subscribed').length === 1);
+    c.send({ action: 'unsubscribe', patterns: ['unsub.*'] });
+    await until(() => c.of('unsubscribed').length === 1);
+    expect(c.of('unsubscribed')[0].patterns).toEqual(['keep.*']);
+    await emit('unsub.gone');
+    const kept = await emit('keep.this');
+    await until(() => c.of('event').length === 1);
+    expect(c.of('event')[0].event.event_id).toBe(kept);
+    c.send({ action: 'unsubscribe' });
+    await until(() => c.of('unsubscribed').length === 2);
+    await emit('keep.this');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(c.of('event')).toHaveLength(1);
+  });
+
+  it('resumes from last_event_id in a subscribe message; an unknown id gets an error message', async () => {
+    const ids = [await emit('wsr.a'), await emit('wsr.b'), await emit('wsr.c')];
+    const c = await connect();
+    c.send({ action: 'subscribe', patterns: ['wsr.*'], last_event_id: 'evt_missing' });
+    await until(() => c.of('error').length === 1);
+    expect(c.of('error')[0].error.code).toBe('EVENT_NOT_FOUND');
+    c.send({ action: 'subscribe', patterns: ['wsr.*'], last_event_id: ids[0] });
+    await until(() => c.of('event').length === 2);
+    const live = await emit('wsr.d');
+    await until(() => c.of('event').length === 3);
+    expect(c.of('event').map((m) => m.event.event_id)).toEqual([ids[1], ids[2], live]);
+  });
+
+  it('accepts the Authorization header and the /v1/events/stream path with query patterns', async () => {
+    const c = await connect('/v1/events/stream?patterns=short.*', { authorization: `Bearer ${token}` });
+    await until(() => c.of('subscribed').length === 1);
+    const id = await emit('short.path');
+    await until(() => c.of('event').length === 1);
+    expect(c.of('event')[0].event.event_id).toBe(id);
+  });
+
+  it('refuses the upgrade without credentials (401) and with an unknown last_event_id (404)', async () => {
+    await expect(connect('/api/v1/events/stream')).rejects.toMatchObject({ status: 401 });
+    await expect(
+      connect(`/api/v1/events/stream?token=${token}&last_event_id=evt_nope`),
+    ).rejects.toMatchObject({
+      status: 404,
+    });
+  });
+});
