@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
 const only = process.env.PLATFORM_TEST_BACKENDS;
 const projects = [
   {
+    extends: true as const,
     test: {
       name: 'embedded',
       include: ['test/**/*.test.ts'],
@@ -15,6 +16,7 @@ const projects = [
     },
   },
   {
+    extends: true as const,
     test: {
       name: 'cluster',
       include: ['test/**/*.test.ts'],

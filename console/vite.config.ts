@@ -48,4 +48,11 @@ export default defineConfig({
     chunkSizeWarningLimit: 400,
   },
   plugins: [precompress()],
+  // `npx vite console` serves the console with hot reload at :5173/console/ against a platform on :8080.
+  server: {
+    proxy: {
+      '/api': { target: process.env['PLATFORM_URL'] ?? 'http://127.0.0.1:8080', ws: true },
+      '/openapi.json': process.env['PLATFORM_URL'] ?? 'http://127.0.0.1:8080',
+    },
+  },
 });

@@ -41,8 +41,8 @@ import { registerRequestMetrics } from './metrics/request-metrics-hook.js';
 import type { PlatformContext } from './platform-context.js';
 import { registerBlockedIpRoutes } from './security/blocked-ip-routes.js';
 import { BlockedIps } from './security/blocked-ips.js';
-import { registerSecurityModule } from './security/register-security-module.js';
 import { proxyTrust } from './security/ip-ranges.js';
+import { registerSecurityModule } from './security/register-security-module.js';
 import { registerServiceRoutes } from './services/service-routes.js';
 import { createDatabase } from './storage/create-database.js';
 import type { Database } from './storage/database.js';
@@ -278,11 +278,11 @@ async function assemble(
   app.addHook('onClose', () => systemRestart.close());
   registerRestartRoutes(app, { restart: systemRestart, audit });
   await registerEventSystem(context);
-  registerBlockedIpRoutes(app, { blockedIps, audit, events });
   const mailer = new Mailer(cfg, app.log);
   registry.register(mailer);
   registerUserModule(context, { hasher, mailer });
-  registerSecurityModule(context);
+  const security = registerSecurityModule(context);
+  registerBlockedIpRoutes(app, { blockedIps, audit, events, alerts: security.alerts });
   registerAuditRoutes(app, { audit });
   if (cfg().console.enabled) await registerConsoleRoutes(app, { distDir: consoleDistDir(cfg()) });
 
@@ -294,6 +294,7 @@ async function assemble(
     options.print ?? ((t) => process.stdout.write(`${t}\n`)),
   );
   await registry.startAll();
+  await shared.whenSubscribed();
   await app.ready();
 
   let closing: Promise<void> | undefined;

@@ -81,7 +81,10 @@ export function registerAuditRoutes(app: App, deps: { audit: AuditLog }): void {
         limit: perPage,
         offset: (page - 1) * perPage,
       });
-      return ok(request, { audit_entries: rows.map(auditEntryView), pagination: pagination(page, perPage, total) });
+      return ok(request, {
+        audit_entries: rows.map(auditEntryView),
+        pagination: pagination(page, perPage, total),
+      });
     },
   );
 }

@@ -15,6 +15,7 @@ import type { SessionRow, SessionStore } from './session-store.js';
 import { randomToken, sha256Hex } from './token-hash.js';
 
 const INVALIDATE_CHANNEL = 'auth.invalidate';
+const ACTIVITY_RESOLUTION_MS = 60_000;
 type Invalidation = { sessionIds?: string[]; userId?: string; apiKeyId?: string };
 
 export interface LoginResult {
@@ -107,14 +108,11 @@ export class AuthService {
     }
     const valid = await this.deps.hasher.verify(user.password_hash, password);
     if (!valid) {
-      // A lockout that has run out starts a fresh count, so one more mistake does not lock again at once.
-      const previous = user.locked_until && user.locked_until <= now ? 0 : user.failed_login_attempts;
-      const attempts = previous + 1;
-      const lock = attempts >= cfg.max_failed_logins;
-      await this.deps.users.update(user.id, {
-        failed_login_attempts: attempts,
-        locked_until: lock ? new Date(Date.now() + cfg.lockout_minutes * 60_000).toISOString() : null,
-      });
+      const { attempts, locked: lock } = await this.deps.users.recordFailedLogin(
+        user.id,
+        cfg.max_failed_logins,
+        new Date(Date.now() + cfg.lockout_minutes * 60_000).toISOString(),
+      );
       this.users.delete(user.id);
       this.deps.events.announce('auth.login_failed', 'auth', {
         user_id: user.id,
@@ -180,7 +178,10 @@ export class AuthService {
   }
 
   /** Revokes sessions at once on every instance: their access tokens stop working with the next request. */
-  async revokeSessions(where: { sessionId?: string; userId?: string }, reason: string): Promise<string[]> {
+  async revokeSessions(
+    where: { sessionId?: string; userId?: string; exceptSessionId?: string | undefined },
+    reason: string,
+  ): Promise<string[]> {
     const ids = await this.deps.sessionStore.revoke(where, reason);
     const message: Invalidation = { sessionIds: ids, ...(where.userId ? { userId: where.userId } : {}) };
     this.dropCached(message);
@@ -220,10 +221,7 @@ export class AuthService {
     });
     await this.userChanged(user.id);
     // Whoever knew the old password may hold other sessions: they end; the caller's own session stays.
-    const others = (await this.deps.sessionStore.listForUser(user.id)).filter(
-      (s) => s.revoked_at === null && s.id !== principal.sessionId,
-    );
-    for (const s of others) await this.revokeSessions({ sessionId: s.id }, 'password_changed');
+    await this.revokeSessions({ userId: user.id, exceptSessionId: principal.sessionId }, 'password_changed');
   }
 
   assertPasswordAcceptable(password: string, field = 'new_password'): void {
@@ -280,6 +278,7 @@ export class AuthService {
       throw authFailed('session_revoked', 'The session has ended');
     }
     const user = await this.activeUser(claims.sub);
+    this.noteActivity(session);
     const roles = rolesOf(user);
     return {
       userId: user.id,
@@ -290,6 +289,14 @@ export class AuthService {
       method: 'jwt',
       sessionId: session.id,
     };
+  }
+
+  /** Keeps a session's last_activity true to within a minute without a write on every request. */
+  private noteActivity(session: SessionRow): void {
+    const now = Date.now();
+    if (now - Date.parse(session.last_activity) < ACTIVITY_RESOLUTION_MS) return;
+    this.sessions.set(session.id, { ...session, last_activity: new Date(now).toISOString() });
+    void this.deps.sessionStore.touch(session.id).catch(() => {});
   }
 
   private async fromApiKey(key: string): Promise<Principal> {
@@ -308,8 +315,13 @@ export class AuthService {
     const roles = rolesOf(user);
     const owner = permissionsOf(roles);
     const scopes = scopesOf(row);
-    // A key never grants more than its owner holds now, even if the owner lost a role since.
-    const permissions = owner.includes('*') ? scopes : scopes.filter((s) => owner.includes(s));
+    // A key never grants more than its owner holds now, even if the owner lost a role since;
+    // a `*` key holds whatever its owner holds.
+    const permissions = owner.includes('*')
+      ? scopes
+      : scopes.includes('*')
+        ? owner
+        : scopes.filter((s) => owner.includes(s));
     this.keyUse.set(row.id, (this.keyUse.get(row.id) ?? 0) + 1);
     return {
       userId: user.id,

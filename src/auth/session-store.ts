@@ -102,10 +102,14 @@ export class SessionStore {
   }
 
   /** Revokes sessions; returns the ids it revoked. */
-  async revoke(where: { sessionId?: string; userId?: string }, reason: string): Promise<string[]> {
+  async revoke(
+    where: { sessionId?: string; userId?: string; exceptSessionId?: string | undefined },
+    reason: string,
+  ): Promise<string[]> {
     let q = this.db.selectFrom('sessions').select('id').where('revoked_at', 'is', null);
     if (where.sessionId) q = q.where('id', '=', where.sessionId);
     if (where.userId) q = q.where('user_id', '=', where.userId);
+    if (where.exceptSessionId) q = q.where('id', '!=', where.exceptSessionId);
     const ids = (await q.execute()).map((r) => r.id);
     if (ids.length === 0) return [];
     await this.db

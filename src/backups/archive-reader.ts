@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { lstat, readdir, readFile, stat, statfs } from 'node:fs/promises';
-import { join, posix } from 'node:path';
-import type { Readable } from 'node:stream';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, rm, stat, statfs } from 'node:fs/promises';
+import { dirname, join, posix } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { Value } from '@sinclair/typebox/value';
-import { extract, type ReadEntry } from 'tar';
+import { Parser, type ReadEntry } from 'tar';
 import { AppError } from '../http/app-error.js';
 import { decryptingStream, isEncryptedArchive } from './archive-cipher.js';
 import { MANIFEST_FILE, Manifest } from './backup-manifest.js';
@@ -61,86 +61,141 @@ export async function unpackArchive(options: {
       'The archive is encrypted and no backups.encryption_key is set',
     );
   }
-  const disk = await statfs(dir);
-  const budget = Math.min(limits.maxTotalBytes, Number(disk.bavail) * Number(disk.bsize));
-
-  let violation: AppError | undefined;
-  let entries = 0;
-  let total = 0;
-  const unpack = extract({
-    cwd: dir,
-    strict: true,
-    unlink: true,
-    preserveOwner: false,
-    filter: (path: string, entry: unknown) => {
-      const e = entry as ReadEntry;
-      const fail = (reason: string, message: string) => {
-        violation ??= rejected(reason, message, { entry: path });
-        unpack.abort(violation);
-        return false;
-      };
-      if (violation) return false;
-      entries += 1;
-      if (entries > limits.maxEntries)
-        return fail('too_many_entries', `More than ${limits.maxEntries} entries`);
-      if (!safeRelativePath(path))
-        return fail('unsafe_path', `Entry '${path}' would leave the backup folder`);
-      if (e.type === 'Directory') {
-        return ALLOWED_DIR.test(path.replace(/\/$/, ''))
-          ? true
-          : fail('unexpected_entry', `Unexpected '${path}'`);
-      }
-      if (e.type !== 'File' && e.type !== 'OldFile') {
-        return fail(
-          'unsafe_entry_type',
-          `Entry '${path}' is a ${e.type}; only files and folders are allowed`,
-        );
-      }
-      if (!ALLOWED_FILE.test(path)) return fail('unexpected_entry', `Unexpected '${path}'`);
-      if (path === MANIFEST_FILE && e.size > MAX_MANIFEST_BYTES) {
-        return fail('manifest_invalid', `manifest.json is larger than ${MAX_MANIFEST_BYTES} bytes`);
-      }
-      if (e.size > limits.maxEntryBytes) {
-        return fail('entry_too_large', `Entry '${path}' is larger than ${limits.maxEntryBytes} bytes`);
-      }
-      total += e.size;
-      if (total > budget) {
-        return fail('archive_too_large', `The unpacked archive would exceed ${budget} bytes`);
-      }
-      return true;
-    },
-  });
-
-  let source: Readable;
+  // GCM authenticates only at the end of the stream, so the plaintext is written beside the folder and
+  // only read once the whole file decrypted and authenticated.
+  const plain = encrypted ? `${dir}.tar` : file;
   try {
-    source = encrypted ? await decryptingStream(file, options.encryptionKey, size) : createReadStream(file);
-  } catch (err) {
-    throw rejected('unreadable', `The archive cannot be read: ${(err as Error).message}`);
+    if (encrypted) await decryptTo(file, plain, options.encryptionKey, size);
+    await extractWithin(plain, dir, limits);
+  } finally {
+    if (encrypted) await rm(plain, { force: true });
   }
-  try {
-    await new Promise<void>((resolve, reject) => {
-      source.on('error', reject);
-      unpack.on('error', reject);
-      unpack.on('close', () => resolve());
-      source.pipe(unpack);
-    });
-  } catch (err) {
-    source.destroy();
-    if (violation) throw violation;
-    const message = (err as Error).message;
-    if (encrypted && /authenticate/i.test(message)) {
-      throw rejected(
-        'decryption_failed',
-        'The archive cannot be decrypted: wrong key, or the file was altered',
-      );
-    }
-    throw rejected('not_an_archive', `The file is not a readable backup archive: ${message}`);
-  }
-  if (violation) throw violation;
-
   const manifest = await readManifest(dir);
   await verifyFiles(dir, manifest);
   return { manifest, encrypted };
+}
+
+async function decryptTo(file: string, target: string, key: string, size: number): Promise<void> {
+  try {
+    await pipeline(await decryptingStream(file, key, size), createWriteStream(target, { flags: 'wx' }));
+  } catch {
+    await rm(target, { force: true });
+    throw rejected(
+      'decryption_failed',
+      'The archive cannot be decrypted: wrong key, or the file was altered',
+    );
+  }
+}
+
+/**
+ * Streams the archive into `dir` through tar's strict parser. Its filter checks every entry before any byte
+ * of it is written; the files are written here (never through a link, never over an existing file), so when
+ * the first problem stops the stream, every write under way is known and ended before this settles, and the
+ * caller can remove the folder without racing a late write.
+ */
+async function extractWithin(file: string, dir: string, limits: ArchiveLimits): Promise<void> {
+  const disk = await statfs(dir);
+  const budget = Math.min(limits.maxTotalBytes, Number(disk.bavail) * Number(disk.bsize));
+  const source = createReadStream(file);
+  const open = new Set<WriteStream>();
+  const writes: Promise<void>[] = [];
+  let failure: AppError | undefined;
+  let finish: () => void = () => {};
+  const finished = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const fail = (error: AppError) => {
+    if (failure) return;
+    failure = error;
+    source.unpipe(parser);
+    source.destroy();
+    for (const out of open) out.destroy();
+    finish();
+  };
+  let entries = 0;
+  let total = 0;
+  const parser = new Parser({
+    strict: true,
+    noResume: true,
+    filter: (path: string, entry: unknown) => {
+      if (failure) return false;
+      const e = entry as ReadEntry;
+      total += e.size;
+      const problem = entryProblem(path, e, ++entries, limits, budget, total);
+      if (problem) fail(rejected(problem[0], problem[1], { entry: path }));
+      return !problem;
+    },
+    onReadEntry: (entry: ReadEntry) => {
+      if (failure) {
+        entry.resume();
+        return;
+      }
+      const target = join(dir, entry.path);
+      writes.push(
+        (async () => {
+          if (entry.type === 'Directory') {
+            await mkdir(target, { recursive: true });
+            entry.resume();
+            return;
+          }
+          await mkdir(dirname(target), { recursive: true });
+          const out = createWriteStream(target, { flags: 'wx' });
+          open.add(out);
+          try {
+            await pipeline(entry as unknown as AsyncIterable<Buffer>, out);
+          } finally {
+            open.delete(out);
+          }
+        })().catch((err: Error) => {
+          const duplicate = (err as NodeJS.ErrnoException).code === 'EEXIST';
+          fail(
+            duplicate
+              ? rejected('unexpected_entry', `'${entry.path}' appears twice`, { entry: entry.path })
+              : rejected('not_an_archive', `Unpacking '${entry.path}' failed: ${err.message}`),
+          );
+        }),
+      );
+    },
+  });
+  const broken = (err: Error) =>
+    fail(rejected('not_an_archive', `The file is not a readable backup archive: ${err.message}`));
+  source.on('error', broken);
+  parser.on('error', broken);
+  parser.on('end', () => finish());
+  source.pipe(parser);
+  await finished;
+  await Promise.allSettled(writes);
+  if (failure) throw failure;
+}
+
+/** Why an entry may not be unpacked (reason code and message), or undefined when it may. */
+function entryProblem(
+  path: string,
+  entry: ReadEntry,
+  count: number,
+  limits: ArchiveLimits,
+  budget: number,
+  total: number,
+): [string, string] | undefined {
+  if (count > limits.maxEntries) return ['too_many_entries', `More than ${limits.maxEntries} entries`];
+  if (!safeRelativePath(path)) return ['unsafe_path', `Entry '${path}' would leave the backup folder`];
+  if (entry.type === 'Directory') {
+    return ALLOWED_DIR.test(path.replace(/\/$/, ''))
+      ? undefined
+      : ['unexpected_entry', `Unexpected '${path}'`];
+  }
+  if (entry.type !== 'File' && entry.type !== 'OldFile') {
+    return ['unsafe_entry_type', `Entry '${path}' is a ${entry.type}; only files and folders are allowed`];
+  }
+  if (!ALLOWED_FILE.test(path)) return ['unexpected_entry', `Unexpected '${path}'`];
+  if (path === MANIFEST_FILE && entry.size > MAX_MANIFEST_BYTES) {
+    return ['manifest_invalid', `manifest.json is larger than ${MAX_MANIFEST_BYTES} bytes`];
+  }
+  if (entry.size > limits.maxEntryBytes) {
+    return ['entry_too_large', `Entry '${path}' is larger than ${limits.maxEntryBytes} bytes`];
+  }
+  if (total > budget) return ['archive_too_large', `The unpacked archive would exceed ${budget} bytes`];
+  return undefined;
 }
 
 async function readManifest(dir: string): Promise<Manifest> {

@@ -1,3 +1,5 @@
+import { isSecretKey } from '../config/config-masking.js';
+
 /**
  * What the `database` component of a backup covers: every table found at run time, except these.
  * - the migration bookkeeping (the schema is recreated by migrations, not restored);
@@ -18,10 +20,16 @@ export const TABLES_OUTSIDE_DATABASE_COMPONENT = new Set([
 
 /**
  * Rows that belong to the running installation rather than to its data: a dump leaves them out and a
- * restore leaves them in place. The JWT signing secret is a credential (and must keep verifying the
- * tokens this installation issued), maintenance is the live switch the restore itself flips, and the
- * config version is advanced by the `configuration` component instead.
+ * restore leaves them in place. In `system_state` these are the generated fallbacks of secret settings
+ * (stored under the setting's own name: `auth.jwt_secret`, `events.encryption_key`, …) — credentials never
+ * travel in an archive — plus the live maintenance switch the restore itself flips, and the config version,
+ * which the `configuration` component advances instead.
  */
-export const INSTALLATION_ROWS: Readonly<Record<string, { column: string; values: readonly string[] }>> = {
-  system_state: { column: 'key', values: ['auth.jwt_secret', 'maintenance', 'config.version'] },
+export const INSTALLATION_ROWS: Readonly<
+  Record<string, { column: string; keep: (value: string) => boolean }>
+> = {
+  system_state: {
+    column: 'key',
+    keep: (key) => isSecretKey(key) || key === 'maintenance' || key === 'config.version',
+  },
 };

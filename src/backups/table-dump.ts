@@ -36,8 +36,10 @@ export async function dumpTables(
     const writer = await HashingWriter.open(join(dir, path));
     let rows = 0;
     try {
+      const live = INSTALLATION_ROWS[table.name];
       for await (const batch of pages(db, table)) {
         for (const row of batch) {
+          if (live?.keep(String(row[live.column]))) continue;
           const record: Record<string, unknown> = {};
           for (const c of table.columns) record[c.name] = encodeValue(row[c.name]);
           await writer.write(`${JSON.stringify(record)}\n`);
@@ -58,12 +60,7 @@ export async function dumpTables(
 
 /** Pages of a table: keyset pagination on a one-column primary key, else ordered offsets. */
 async function* pages(db: LooseDb, table: TableInfo): AsyncGenerator<Record<string, unknown>[]> {
-  const live = INSTALLATION_ROWS[table.name];
-  const base = () => {
-    let q = db.selectFrom(table.name).selectAll();
-    if (live) q = q.where(sql.ref(live.column), 'not in', [...live.values]);
-    return q;
-  };
+  const base = () => db.selectFrom(table.name).selectAll();
   const [key, ...rest] = table.primaryKey;
   if (key !== undefined && rest.length === 0) {
     let after: unknown;

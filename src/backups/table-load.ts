@@ -30,7 +30,11 @@ export async function replaceTables(
   for (const table of [...order].reverse()) {
     let q = trx.deleteFrom(table.name);
     const live = INSTALLATION_ROWS[table.name];
-    if (live) q = q.where(sql.ref(live.column), 'not in', [...live.values]);
+    if (live) {
+      const values = await trx.selectFrom(table.name).select(sql.ref(live.column).as('v')).execute();
+      const kept = values.map((r) => String(r['v'])).filter(live.keep);
+      if (kept.length > 0) q = q.where(sql.ref(live.column), 'not in', kept);
+    }
     await q.execute();
   }
   const report: LoadReport = { tables: {}, ignored_columns: {} };
@@ -86,7 +90,7 @@ async function loadTable(
       if (column) row[name] = decodeValue(value, column, dialect);
     }
     count += 1;
-    if (live?.values.includes(String(row[live.column]))) continue;
+    if (live?.keep(String(row[live.column]))) continue;
     batch.push(row);
     if (batch.length >= batchSize) await flush();
   }

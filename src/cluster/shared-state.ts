@@ -10,6 +10,8 @@ export interface SharedState {
   publish(channel: string, message: unknown): Promise<void>;
   /** Returns an unsubscribe function. Handlers receive the parsed message. */
   subscribe(channel: string, handler: (message: unknown) => void): () => void;
+  /** Resolves once every subscription made so far is live (a new instance waits for it before serving). */
+  whenSubscribed(): Promise<void>;
   /** Takes a lock if free; returns a release function, or undefined when another holder has it. */
   tryLock(name: string, ttlMs: number): Promise<(() => Promise<void>) | undefined>;
   ping(): Promise<number>;

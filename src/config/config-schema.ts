@@ -68,12 +68,18 @@ export const ConfigSchema = Type.Object(
       stream_max_lag_seconds: Type.Integer({ minimum: 1, maximum: 3600, default: 60 }),
       stream_heartbeat_seconds: Type.Integer({ minimum: 1, maximum: 300, default: 15 }),
       subscription_error_threshold: Type.Integer({ minimum: 1, maximum: 1000, default: 10 }),
+      retention_schedule: Type.String({ minLength: 1, default: '41 3 * * *', ...restart }),
     }),
     webhooks: section({
       allow_private_targets: Type.Boolean({ default: false }),
       default_timeout_seconds: Type.Integer({ minimum: 1, maximum: 60, default: 10 }),
       max_concurrency_per_subscription: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
       lease_seconds: Type.Integer({ minimum: 5, maximum: 3600, default: 60 }),
+      max_in_flight: Type.Integer({ minimum: 1, maximum: 10_000, default: 256 }),
+      poll_interval_ms: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
+      max_retry_delay_seconds: Type.Integer({ minimum: 1, maximum: 86_400, default: 3600 }),
+      // Multiplies every retry delay of a policy; below 1 only for tests and development.
+      retry_delay_scale: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 1 }),
     }),
     plugins: section({
       repositories: Type.Array(Type.String(), { default: ['./plugins'] }),

@@ -113,6 +113,8 @@ export class EventStore {
         .selectFrom('event_outbox')
         .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
         .where('event_id', '=', eventId)
+        // Replayed deliveries show among the attempts but are not subscribers of the event.
+        .where('replay_id', 'is', null)
         .groupBy('status')
         .execute(),
       this.db

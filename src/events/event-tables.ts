@@ -62,6 +62,8 @@ export interface EventOutboxTable {
   last_error: string | null;
   created_at: string;
   updated_at: string;
+  /** Set on rows a replay queued (migration 0007); they do not count towards the event's own status. */
+  replay_id: string | null;
 }
 
 export interface DeliveryAttemptsTable {
@@ -75,6 +77,8 @@ export interface DeliveryAttemptsTable {
   latency_ms: number | null;
   error: string | null;
   created_at: string;
+  /** The batch the attempt was part of, for batching subscriptions (migration 0007). */
+  batch_id: string | null;
 }
 
 export interface EventAuditTable {

@@ -19,7 +19,9 @@ export function welcomeMail(u: Recipient, passwordChangeRequired: boolean): Mail
       '',
       `An account has been created for you. Your username is: ${u.username}`,
       'Your administrator will give you your initial password.',
-      ...(passwordChangeRequired ? ['You will be asked to choose a new password when you first log in.'] : []),
+      ...(passwordChangeRequired
+        ? ['You will be asked to choose a new password when you first log in.']
+        : []),
     ].join('\n'),
   };
 }

@@ -38,7 +38,12 @@ export class Mailer implements PlatformService {
     if (!mail.smtp_url) {
       this.counts.logged += 1;
       this.log.info(
-        { kind: message.kind, to: message.to, subject: message.subject, body: message.loggedText ?? message.text },
+        {
+          kind: message.kind,
+          to: message.to,
+          subject: message.subject,
+          body: message.loggedText ?? message.text,
+        },
         `e-mail to ${message.to} (no SMTP configured, logged instead): ${message.subject}`,
       );
       return 'logged';
@@ -104,7 +109,14 @@ export class Mailer implements PlatformService {
   }
 
   metrics(): Record<string, number> {
-    return { emails_sent: this.counts.sent, emails_failed: this.counts.failed, emails_logged: this.counts.logged };
+    const { sent, failed, logged } = this.counts;
+    return {
+      requests_handled: sent + failed + logged,
+      ...(sent + failed > 0 ? { error_rate: failed / (sent + failed) } : {}),
+      emails_sent: sent,
+      emails_failed: failed,
+      emails_logged: logged,
+    };
   }
 
   settings(): Record<string, unknown> {

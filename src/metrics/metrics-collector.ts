@@ -146,8 +146,8 @@ export class MetricsCollector implements PlatformService {
     let sumMs = 0;
     let errors = 0;
     for (const r of routes) {
-      total += r.count;
-      sumMs += r.sumMs;
+      total += r.latency.count;
+      sumMs += r.latency.sumMs;
       for (const [status, n] of r.byStatus) if (status >= 400) errors += n;
     }
     return {

@@ -191,7 +191,7 @@ export function registerMetricsRoutes(
     },
     async (request) => {
       const disk = await diskUsageBytes(deps.database, deps.cfg().storage.data_dir);
-      return ok(request, await metricsSummary(collector, disk));
+      return ok(request, metricsSummary(collector, disk));
     },
   );
 
@@ -238,7 +238,7 @@ export function registerMetricsRoutes(
       const cache = deps.cache.metrics();
       return ok(
         request,
-        await performanceReport(collector, {
+        performanceReport(collector, {
           slowRouteP95Ms: request.query.slow_route_p95_ms ?? deps.cfg().metrics.slow_route_p95_ms,
           cacheHitRate: cache['hit_rate'] ?? 0,
           cacheLookups: (cache['hits'] ?? 0) + (cache['misses'] ?? 0),

@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { LatencyHistogram } from './latency-histogram.js';
 
 /** What the requests of one sampling interval looked like (see MetricsCollector.sampleNow). */
 export interface IntervalWindow {
@@ -12,56 +13,50 @@ export interface IntervalWindow {
 export interface RouteFigures {
   method: string;
   route: string;
-  count: number;
-  sumMs: number;
-  maxMs: number;
   byStatus: Map<number, number>;
+  latency: LatencyHistogram;
 }
 
 const RESERVOIR = 20_000;
 const MIB = 1024 * 1024;
 
 /**
- * Measures every HTTP response: a Prometheus counter and latency histogram by method, route and status,
- * latency summaries (t-digest quantiles) overall and per route, and process CPU and memory gauges.
+ * Measures every HTTP response: counts by method, route pattern and status, response times per route and
+ * overall (log-bucketed, for quantiles), a Prometheus latency histogram, and process CPU and memory gauges.
+ * Only the histogram is fed per request; the request counter and the gauges are filled when Prometheus
+ * reads them, which keeps this on the hot path of every request cheap.
  * Each platform has its own prom-client Registry, so several platforms in one process do not collide.
  */
 export class RequestMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  readonly overall = new LatencyHistogram();
   private readonly duration: Histogram<'method' | 'route' | 'status'>;
-  private readonly latency: Summary;
-  private readonly routeLatency: Summary<'method' | 'route'>;
   private readonly routes = new Map<string, RouteFigures>();
   private window: IntervalWindow = emptyWindow();
   private windowSeen = 0;
 
   constructor() {
     const registers = [this.registry];
-    this.requests = new Counter({
+    const routes = this.routes;
+    new Counter({
       name: 'http_requests_total',
       help: 'HTTP responses sent, by method, route pattern and status code',
       labelNames: ['method', 'route', 'status'],
       registers,
+      collect() {
+        this.reset();
+        for (const r of routes.values()) {
+          for (const [status, n] of r.byStatus) {
+            this.inc({ method: r.method, route: r.route, status: String(status) }, n);
+          }
+        }
+      },
     });
     this.duration = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'Time from request start to response sent, by method, route pattern and status code',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    });
-    this.latency = new Summary({
-      name: 'http_request_latency_seconds',
-      help: 'Latency quantiles of every response since start',
-      percentiles: [0.5, 0.9, 0.95, 0.99],
-      registers,
-    });
-    this.routeLatency = new Summary({
-      name: 'http_route_latency_seconds',
-      help: 'Latency quantiles per route since start',
-      labelNames: ['method', 'route'],
-      percentiles: [0.5, 0.95, 0.99],
       registers,
     });
     // Counted from zero so the counter holds the process's CPU time since it started, as Prometheus expects.
@@ -104,21 +99,16 @@ export class RequestMetrics {
 
   /** Called once per response (onResponse hook). */
   record(method: string, route: string, status: number, durationMs: number): void {
-    const labels = { method, route, status: String(status) };
-    this.requests.inc(labels);
-    this.duration.observe(labels, durationMs / 1000);
-    this.latency.observe(durationMs / 1000);
-    this.routeLatency.observe({ method, route }, durationMs / 1000);
+    this.duration.observe({ method, route, status: String(status) }, durationMs / 1000);
+    this.overall.record(durationMs);
 
     const key = `${method} ${route}`;
     let figures = this.routes.get(key);
     if (!figures) {
-      figures = { method, route, count: 0, sumMs: 0, maxMs: 0, byStatus: new Map() };
+      figures = { method, route, byStatus: new Map(), latency: new LatencyHistogram() };
       this.routes.set(key, figures);
     }
-    figures.count += 1;
-    figures.sumMs += durationMs;
-    figures.maxMs = Math.max(figures.maxMs, durationMs);
+    figures.latency.record(durationMs);
     figures.byStatus.set(status, (figures.byStatus.get(status) ?? 0) + 1);
 
     const w = this.window;
@@ -144,33 +134,6 @@ export class RequestMetrics {
 
   routeFigures(): RouteFigures[] {
     return [...this.routes.values()];
-  }
-
-  /** Overall latency quantiles in ms since start (t-digest), keyed by quantile. */
-  async quantilesMs(): Promise<Map<number, number>> {
-    const out = new Map<number, number>();
-    for (const v of (await this.latency.get()).values) {
-      const q = v.labels['quantile'];
-      if (typeof q === 'number' && Number.isFinite(v.value)) out.set(q, v.value * 1000);
-    }
-    return out;
-  }
-
-  /** Per-route latency quantiles in ms, keyed by `METHOD route` then quantile. */
-  async routeQuantilesMs(): Promise<Map<string, Map<number, number>>> {
-    const out = new Map<string, Map<number, number>>();
-    for (const v of (await this.routeLatency.get()).values) {
-      const q = (v.labels as Record<string, string | number | undefined>)['quantile'];
-      if (typeof q !== 'number' || !Number.isFinite(v.value)) continue;
-      const key = `${v.labels['method']} ${v.labels['route']}`;
-      let m = out.get(key);
-      if (!m) {
-        m = new Map();
-        out.set(key, m);
-      }
-      m.set(q, v.value * 1000);
-    }
-    return out;
   }
 
   prometheusText(): Promise<string> {

@@ -9,7 +9,15 @@ const administrators: SecurityCheck = {
   async run({ db }) {
     const admins = await db
       .selectFrom('users')
-      .select(['id', 'username', 'roles', 'last_login', 'created_at', 'last_password_change', 'password_change_required'])
+      .select([
+        'id',
+        'username',
+        'roles',
+        'last_login',
+        'created_at',
+        'last_password_change',
+        'password_change_required',
+      ])
       .where('status', '=', 'active')
       .where('roles', 'like', '%"admin"%')
       .orderBy('created_at', 'asc')
@@ -27,7 +35,9 @@ const administrators: SecurityCheck = {
         });
       }
       const neverChanged =
-        a.password_change_required === 1 || a.last_password_change === null || a.last_password_change <= a.created_at;
+        a.password_change_required === 1 ||
+        a.last_password_change === null ||
+        a.last_password_change <= a.created_at;
       if (neverChanged) {
         const bootstrap = a.id === first && a.username === 'admin';
         out.push({
@@ -53,7 +63,9 @@ const apiKeys: SecurityCheck = {
   description: 'Stale and never-used API keys; administrator keys with every scope and no expiry',
   async run({ db, config, now }) {
     const nowIso = now.toISOString();
-    const staleBefore = new Date(now.getTime() - config.security.api_key_stale_days * 86_400_000).toISOString();
+    const staleBefore = new Date(
+      now.getTime() - config.security.api_key_stale_days * 86_400_000,
+    ).toISOString();
     const keys = await db
       .selectFrom('api_keys')
       .innerJoin('users', 'users.id', 'api_keys.user_id')
@@ -121,7 +133,8 @@ const lockedAccounts: SecurityCheck = {
       title: `Account '${u.username}' is locked after failed logins`,
       description: `${u.failed_login_attempts} failed logins; locked until ${u.locked_until}. Someone may be guessing its password.`,
       affected_resources: [`user:${u.username}`],
-      recommendation: 'Check the failed logins in the security alerts; reset the password if it may be known.',
+      recommendation:
+        'Check the failed logins in the security alerts; reset the password if it may be known.',
     }));
   },
 };

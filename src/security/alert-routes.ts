@@ -90,7 +90,10 @@ export function registerAlertRoutes(app: App, deps: { alerts: SecurityAlerts; au
             status: Type.Union([Type.Literal('acknowledged'), Type.Literal('resolved')]),
             note: Type.Optional(Type.String({ maxLength: 2000 })),
           },
-          { additionalProperties: false, examples: [{ status: 'resolved', note: 'Password reset; IP blocked' }] },
+          {
+            additionalProperties: false,
+            examples: [{ status: 'resolved', note: 'Password reset; IP blocked' }],
+          },
         ),
         response: {
           200: Envelope(Type.Object({ alert: AlertSchema })),
@@ -110,7 +113,13 @@ export function registerAlertRoutes(app: App, deps: { alerts: SecurityAlerts; au
         action: request.body.status === 'resolved' ? 'security.alert.resolve' : 'security.alert.acknowledge',
         resourceType: 'security_alert',
         resourceId: after.id,
-        details: { type: after.type, severity: after.severity, from: before.status, to: after.status, note: after.note },
+        details: {
+          type: after.type,
+          severity: after.severity,
+          from: before.status,
+          to: after.status,
+          note: after.note,
+        },
       });
       return ok(request, { alert: after });
     },

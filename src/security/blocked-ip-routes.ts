@@ -14,6 +14,7 @@ import {
   Timestamp,
 } from '../http/envelope.js';
 import type { PlatformEvents } from '../kernel/platform-events.js';
+import type { NewAlert } from './alert-store.js';
 import { type BlockedIpRow, type BlockedIps, parseRangeInput } from './blocked-ips.js';
 import { buildBlockList, displayRange, matches, parseCidr } from './ip-ranges.js';
 
@@ -70,7 +71,13 @@ function view(row: BlockedIpRow) {
 /** `/api/v1/admin/security/block-ip` and `/blocked-ips` (decisions §6): blocking addresses and ranges. */
 export function registerBlockedIpRoutes(
   app: App,
-  deps: { blockedIps: BlockedIps; audit: AuditLog; events: PlatformEvents },
+  deps: {
+    blockedIps: BlockedIps;
+    audit: AuditLog;
+    events: PlatformEvents;
+    /** Where `notify_admins: true` raises its alert (the security module's alerts). */
+    alerts?: { raise(alert: NewAlert): Promise<unknown> } | undefined;
+  },
 ): void {
   app.post(
     '/api/v1/admin/security/block-ip',
@@ -137,6 +144,18 @@ export function registerBlockedIpRoutes(
         },
         { actor: { id: principal.userId, username: principal.username }, requestId: request.id },
       );
+      if (body.notify_admins && deps.alerts) {
+        // An alert is how admins are told: it is listed under security alerts and announced as security.alert.
+        await deps.alerts.raise({
+          type: 'ip_blocked',
+          severity: 'medium',
+          title: `${shown.ip_address} was blocked by ${principal.username}`,
+          description: row.reason || 'No reason given',
+          affectedResources: [`ip:${shown.ip_address}`],
+          metadata: { cidr: row.cidr, expires_at: row.expires_at, blocked_by: principal.username },
+          dedupeKey: `ip_blocked:${row.cidr}`,
+        });
+      }
       return reply.code(created ? 201 : 200).send(ok(request, { blocked_ip: shown }));
     },
   );

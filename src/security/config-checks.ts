@@ -21,7 +21,8 @@ function keyStrength(
   minLength: number,
 ): { severity: 'critical' | 'high'; why: string } | undefined {
   if (KNOWN_WEAK.has(key.toLowerCase())) return { severity: 'critical', why: 'a well-known default value' };
-  if (key.length < minLength) return { severity: 'high', why: `only ${key.length} characters (at least ${minLength} expected)` };
+  if (key.length < minLength)
+    return { severity: 'high', why: `only ${key.length} characters (at least ${minLength} expected)` };
   if (new Set(key).size < 6) return { severity: 'high', why: 'too few distinct characters' };
   return undefined;
 }
@@ -41,7 +42,8 @@ const secrets: SecurityCheck = {
           title: 'Weak JWT signing secret',
           description: `auth.jwt_secret is ${weak.why}. Anyone who guesses it can mint access tokens for any user.`,
           affected_resources: ['config:auth.jwt_secret'],
-          recommendation: 'Set auth.jwt_secret to at least 32 random characters (e.g. `openssl rand -base64 48`).',
+          recommendation:
+            'Set auth.jwt_secret to at least 32 random characters (e.g. `openssl rand -base64 48`).',
         });
       }
     } else {
@@ -113,14 +115,14 @@ const exposure: SecurityCheck = {
     const out: Finding[] = [];
     if (config.webhooks.allow_private_targets) {
       out.push({
-          severity: 'high',
-          title: 'Webhooks may target private addresses',
-          description:
-            'webhooks.allow_private_targets is on: any user who may subscribe can make the platform send ' +
-            'requests to loopback, private and cloud-metadata addresses (server-side request forgery).',
-          affected_resources: ['config:webhooks.allow_private_targets'],
-          recommendation: 'Turn webhooks.allow_private_targets off outside development and tests.',
-        });
+        severity: 'high',
+        title: 'Webhooks may target private addresses',
+        description:
+          'webhooks.allow_private_targets is on: any user who may subscribe can make the platform send ' +
+          'requests to loopback, private and cloud-metadata addresses (server-side request forgery).',
+        affected_resources: ['config:webhooks.allow_private_targets'],
+        recommendation: 'Turn webhooks.allow_private_targets off outside development and tests.',
+      });
     }
     if (!config.rate_limits.enabled) {
       out.push({

@@ -15,7 +15,11 @@ function parseJson(value: unknown): unknown {
 function permissionsOf(row: Record<string, unknown>): string[] {
   const direct = parseJson(row['permissions']);
   const manifest = parseJson(row['manifest']) as Record<string, unknown> | undefined;
-  const list = Array.isArray(direct) ? direct : Array.isArray(manifest?.['permissions']) ? manifest['permissions'] : [];
+  const list = Array.isArray(direct)
+    ? direct
+    : Array.isArray(manifest?.['permissions'])
+      ? manifest['permissions']
+      : [];
   return (list as unknown[]).filter((p): p is string => typeof p === 'string');
 }
 

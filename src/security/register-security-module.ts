@@ -12,7 +12,10 @@ import { type ScanTaskRunner, SecurityScanner } from './security-scanner.js';
  * Security operations: the `security_monitor` service (failed logins, alert rules), scans, alerts and the
  * security overview. Scans run as `security_scan` tasks of the task runner.
  */
-export function registerSecurityModule(ctx: PlatformContext, deps: { tasks?: ScanTaskRunner | undefined } = {}) {
+export function registerSecurityModule(
+  ctx: PlatformContext,
+  deps: { tasks?: ScanTaskRunner | undefined } = {},
+) {
   const tasks: ScanTaskRunner = deps.tasks ?? ctx.tasks;
   const db = ctx.database.db;
   const log = ctx.app.log.child({ component: 'security' });

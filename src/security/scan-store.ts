@@ -29,7 +29,12 @@ export class ScanStore {
 
   async finish(
     id: string,
-    outcome: { status: 'completed' | 'failed' | 'cancelled'; findings?: unknown[]; checks?: unknown[]; error?: string },
+    outcome: {
+      status: 'completed' | 'failed' | 'cancelled';
+      findings?: unknown[];
+      checks?: unknown[];
+      error?: string;
+    },
     durationMs: number,
   ): Promise<void> {
     await this.db

@@ -211,7 +211,8 @@ export class SecurityMonitor implements PlatformService {
     this.serverErrors.push(now);
     while ((this.serverErrors[0] ?? now) < from) this.serverErrors.shift();
     if (this.serverErrors.length > cfg.server_error_threshold) this.serverErrors.shift();
-    if (this.serverErrors.length < cfg.server_error_threshold || now - this.lastServerErrorAlert < 60_000) return;
+    if (this.serverErrors.length < cfg.server_error_threshold || now - this.lastServerErrorAlert < 60_000)
+      return;
     this.lastServerErrorAlert = now;
     const count = this.serverErrors.length;
     this.track(

@@ -56,7 +56,7 @@ export function registerSecurityRoutes(
     },
     async (request, reply) => {
       const p = request.principal!;
-      const { row, estimatedDurationMs, components } = await deps.scanner.start(request.body ?? {}, {
+      const { row, estimatedDurationMs, components } = await deps.scanner.start(request.body, {
         id: p.userId,
         username: p.username,
       });

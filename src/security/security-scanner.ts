@@ -9,7 +9,13 @@ import { permissionChecks } from './account-checks.js';
 import { configurationChecks } from './config-checks.js';
 import { pluginChecks } from './plugin-checks.js';
 import type { ScanRow, ScanStore } from './scan-store.js';
-import { type Finding, SCAN_COMPONENTS, type ScanComponent, SEVERITIES, type Severity } from './security-check.js';
+import {
+  type Finding,
+  SCAN_COMPONENTS,
+  type ScanComponent,
+  SEVERITIES,
+  type Severity,
+} from './security-check.js';
 
 export interface ScanRequest {
   type?: 'full' | 'quick' | undefined;
@@ -159,7 +165,11 @@ export class SecurityScanner {
       const findings: ScanFinding[] = [];
       for (const [i, check] of checks.entries()) {
         if (task?.signal.aborted) {
-          await this.deps.store.finish(id, { status: 'cancelled', findings, checks: outcomes }, performance.now() - started);
+          await this.deps.store.finish(
+            id,
+            { status: 'cancelled', findings, checks: outcomes },
+            performance.now() - started,
+          );
           return { scan_id: id, status: 'cancelled' };
         }
         task?.progress(i / checks.length, check.component);
@@ -169,13 +179,25 @@ export class SecurityScanner {
           const result = await check.run({ db: this.deps.db, config: this.deps.config(), now: new Date() });
           const duration_ms = Math.round((performance.now() - t0) * 100) / 100;
           if ('skipped' in result) {
-            outcomes.push({ ...base, status: 'skipped', findings: 0, below_threshold: 0, duration_ms, reason: result.skipped });
+            outcomes.push({
+              ...base,
+              status: 'skipped',
+              findings: 0,
+              below_threshold: 0,
+              duration_ms,
+              reason: result.skipped,
+            });
             task?.log('info', `${check.name}: skipped (${result.skipped})`);
             continue;
           }
           const kept = result.filter((f) => SEVERITIES.indexOf(f.severity) >= threshold);
           for (const f of kept) {
-            findings.push({ id: `fnd_${findings.length + 1}`, check: check.name, component: check.component, ...f });
+            findings.push({
+              id: `fnd_${findings.length + 1}`,
+              check: check.name,
+              component: check.component,
+              ...f,
+            });
           }
           outcomes.push({
             ...base,
@@ -198,7 +220,11 @@ export class SecurityScanner {
           task?.log('error', `${check.name}: ${reason}`);
         }
       }
-      await this.deps.store.finish(id, { status: 'completed', findings, checks: outcomes }, performance.now() - started);
+      await this.deps.store.finish(
+        id,
+        { status: 'completed', findings, checks: outcomes },
+        performance.now() - started,
+      );
       task?.progress(1);
       return { scan_id: id, findings: findings.length, checks: outcomes.length };
     } catch (err) {

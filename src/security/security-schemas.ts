@@ -3,7 +3,10 @@ import { Timestamp } from '../http/envelope.js';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 const severityName = (options: { default?: string; description?: string } = {}) =>
-  Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')], options);
+  Type.Union(
+    [Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')],
+    options,
+  );
 export const SeverityName = severityName();
 export const ComponentName = Type.Union([
   Type.Literal('plugins'),
@@ -29,7 +32,9 @@ export const AlertSchema = Type.Object({
   description: Type.String(),
   timestamp: Timestamp,
   status: Type.String({ description: 'open, acknowledged or resolved' }),
-  affected_resources: Type.Array(Type.String(), { description: 'type:name, e.g. user:admin, ip:203.0.113.9' }),
+  affected_resources: Type.Array(Type.String(), {
+    description: 'type:name, e.g. user:admin, ip:203.0.113.9',
+  }),
   metadata: Type.Record(Type.String(), Type.Unknown()),
   occurrences: Type.Integer({ description: 'How often the rule fired while the alert was unresolved' }),
   updated_at: Timestamp,
@@ -52,13 +57,16 @@ export const ScanBody = Type.Object(
     severity_threshold: Type.Optional(
       severityName({
         default: 'low',
-        description: 'Findings below this severity are left out of the result (and counted in below_threshold)',
+        description:
+          'Findings below this severity are left out of the result (and counted in below_threshold)',
       }),
     ),
   },
   {
     additionalProperties: false,
-    examples: [{ type: 'full', components: ['plugins', 'configuration', 'permissions'], severity_threshold: 'medium' }],
+    examples: [
+      { type: 'full', components: ['plugins', 'configuration', 'permissions'], severity_threshold: 'medium' },
+    ],
   },
 );
 

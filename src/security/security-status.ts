@@ -44,9 +44,7 @@ export async function securityStatus(deps: {
       .selectFrom('api_keys')
       .select((eb) => [
         eb.fn.sum<number>('usage_count').as('uses'),
-        eb.fn
-          .count<number>(eb.case().when('last_used', '>=', dayAgo).then(1).end())
-          .as('used_24h'),
+        eb.fn.count<number>(eb.case().when('last_used', '>=', dayAgo).then(1).end()).as('used_24h'),
         eb.fn
           .count<number>(
             eb

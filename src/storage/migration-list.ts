@@ -3,8 +3,9 @@ import * as core from './migrations/0001-core.js';
 import * as events from './migrations/0002-events.js';
 import * as tasks from './migrations/0003-tasks.js';
 import * as metricsLogs from './migrations/0004-metrics-logs.js';
-import * as backups from './migrations/0006-backups.js';
 import * as admin from './migrations/0005-admin.js';
+import * as backups from './migrations/0006-backups.js';
+import * as webhooks from './migrations/0007-webhooks.js';
 
 /**
  * Every migration, in order. Feature modules add their own file under `storage/migrations/` and a line here;
@@ -15,6 +16,7 @@ export const migrationList: Record<string, Migration> = {
   '0002-events': events,
   '0003-tasks': tasks,
   '0004-metrics-logs': metricsLogs,
-  '0006-backups': backups,
   '0005-admin': admin,
+  '0006-backups': backups,
+  '0007-webhooks': webhooks,
 };

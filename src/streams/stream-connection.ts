@@ -126,6 +126,8 @@ export class StreamConnection {
     if (this.mode !== 'live' || event.sequence <= this.position) return;
     if (this.queue.length > 0 || this.sink.congested()) {
       this.queue.push(event);
+      // Waiting events count as being behind: a client that never drains is closed after the lag limit.
+      this.behindSince ??= Date.now();
       if (this.queue.length > this.hub.bufferSize) this.fallBehind();
       else this.awaitDrain();
       return;
@@ -206,6 +208,7 @@ export class StreamConnection {
         this.draining = false;
         if (this.ended || generation !== this.generation || this.mode !== 'live') return;
         while (this.queue.length > 0 && !this.sink.congested()) this.write(this.queue.shift()!);
+        if (this.queue.length === 0) this.behindSince = undefined;
         if (this.queue.length > 0 || this.sink.congested()) this.awaitDrain();
       })
       .catch(() => {

@@ -50,6 +50,8 @@ export function registerStreamRoutes(app: App, deps: { hub: StreamHub; events: E
     app.route({
       method: 'GET',
       url,
+      // A HEAD request must not open a stream.
+      exposeHeadRoute: false,
       config: { access: access.permission('events:subscribe'), queryToken: true },
       schema: {
         operationId: url.startsWith('/api') ? 'streamEvents' : 'streamEventsShortPath',

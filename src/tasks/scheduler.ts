@@ -87,7 +87,7 @@ export class Scheduler implements PlatformService {
     if (this.jobs.has(name)) throw new Error(`a job named '${name}' is already scheduled`);
     let parsed: Cron;
     try {
-      parsed = new Cron(cron, { timezone: 'Etc/UTC', paused: true });
+      parsed = new Cron(cron, { utcOffset: 0, paused: true });
     } catch (err) {
       throw new Error(`invalid cron expression '${cron}' for job '${name}': ${(err as Error).message}`);
     }

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { done, Envelope, MessageOnly, ok, Pagination, pagination } from '../http/envelope.js';
+import { userQueryOf } from './user-query.js';
 import {
   CreateUserBody,
   EmailDelivery,
@@ -14,7 +15,6 @@ import {
   UserListQuery,
 } from './user-schemas.js';
 import type { UserService } from './user-service.js';
-import { userQueryOf } from './user-query.js';
 import { userListItem } from './user-views.js';
 
 const tags = ['admin', 'users'];
@@ -150,7 +150,7 @@ export function registerAdminUserRoutes(app: App, deps: { users: UserService }):
           'response only. With `send_email` the password goes to the user over SMTP; with no SMTP configured ' +
           'the e-mail is logged without the password.',
         params: UserIdParams,
-        body: Type.Optional(ResetPasswordBody),
+        body: ResetPasswordBody,
         response: {
           200: Envelope(
             Type.Object({
@@ -166,7 +166,7 @@ export function registerAdminUserRoutes(app: App, deps: { users: UserService }):
       },
     },
     async (request) => {
-      const result = await users.resetPassword(request.params.user_id, request.body ?? {}, request);
+      const result = await users.resetPassword(request.params.user_id, request.body, request);
       return ok(request, {
         user: await users.detailOf(result.row),
         email_delivery: result.emailDelivery,

@@ -19,7 +19,8 @@ const Analytics = Type.Object({
     active_users: Type.Integer({ description: 'Users who logged in within the period' }),
     new_users_this_period: Type.Integer(),
     growth_rate: Type.Union([Type.Number(), Type.Null()], {
-      description: 'New users ÷ users that existed before the period (0.25 = 25 %); null when there were none',
+      description:
+        'New users ÷ users that existed before the period (0.25 = 25 %); null when there were none',
     }),
   }),
   timeline: Type.Array(
@@ -33,7 +34,10 @@ const Analytics = Type.Object({
   demographics: Type.Object({ by_role: Counts, by_status: Counts }),
 });
 
-export function registerUserAnalyticsRoutes(app: App, deps: { db: Kysely<Tables>; users: UserService }): void {
+export function registerUserAnalyticsRoutes(
+  app: App,
+  deps: { db: Kysely<Tables>; users: UserService },
+): void {
   app.get(
     '/api/v1/admin/analytics/users',
     {
@@ -45,12 +49,17 @@ export function registerUserAnalyticsRoutes(app: App, deps: { db: Kysely<Tables>
         querystring: Type.Object(
           {
             period: Type.Optional(
-              Type.Union([Type.Literal('24h'), Type.Literal('7d'), Type.Literal('30d'), Type.Literal('90d')], {
-                default: '30d',
-              }),
+              Type.Union(
+                [Type.Literal('24h'), Type.Literal('7d'), Type.Literal('30d'), Type.Literal('90d')],
+                {
+                  default: '30d',
+                },
+              ),
             ),
             group_by: Type.Optional(
-              Type.Union([Type.Literal('day'), Type.Literal('week'), Type.Literal('month')], { default: 'day' }),
+              Type.Union([Type.Literal('day'), Type.Literal('week'), Type.Literal('month')], {
+                default: 'day',
+              }),
             ),
           },
           { additionalProperties: false },

@@ -42,13 +42,13 @@ export async function userAnalytics(
   now = new Date(),
 ) {
   const since = new Date(now.getTime() - PERIOD_MS[period]).toISOString();
+  const base = () => db.selectFrom('users');
   const count = async (build: (q: ReturnType<typeof base>) => ReturnType<typeof base>) => {
     const row = await build(base())
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirst();
     return Number(row?.n ?? 0);
   };
-  const base = () => db.selectFrom('users');
   const [total, active, fresh] = await Promise.all([
     count((q) => q),
     count((q) => q.where('last_login', '>=', since)),

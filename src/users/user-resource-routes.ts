@@ -84,7 +84,9 @@ export function registerUserResourceRoutes(app: App, deps: { users: UserService 
     },
     async (request, reply) => {
       const { row, emailDelivery } = await users.create(request.body, request);
-      return reply.code(201).send(ok(request, { user: await view(request, row), email_delivery: emailDelivery }));
+      return reply
+        .code(201)
+        .send(ok(request, { user: await view(request, row), email_delivery: emailDelivery }));
     },
   );
 
@@ -102,7 +104,8 @@ export function registerUserResourceRoutes(app: App, deps: { users: UserService 
     },
     async (request) => {
       const id = request.params.user_id;
-      if (!isSelf(request, id) && !hasPermission(request.principal!, 'read:users')) throw denied('read:users');
+      if (!isSelf(request, id) && !hasPermission(request.principal!, 'read:users'))
+        throw denied('read:users');
       return ok(request, { user: await view(request, await users.get(id)) });
     },
   );

@@ -110,7 +110,10 @@ export const UserListQuery = Type.Object(
   {
     ...PageQuery,
     search: Type.Optional(
-      Type.String({ maxLength: 200, description: 'Matches username, e-mail or full name (case-insensitive)' }),
+      Type.String({
+        maxLength: 200,
+        description: 'Matches username, e-mail or full name (case-insensitive)',
+      }),
     ),
     role: Type.Optional(RoleName),
     status: Type.Optional(UserStatus),

@@ -49,9 +49,13 @@ export interface ResetPasswordInput {
 }
 
 const conflict = (field: string, value: string) =>
-  new AppError('RESOURCE_CONFLICT', `A user with this ${field === 'email' ? 'e-mail' : field} already exists`, {
-    details: { field, reason: 'already taken', value },
-  });
+  new AppError(
+    'RESOURCE_CONFLICT',
+    `A user with this ${field === 'email' ? 'e-mail' : field} already exists`,
+    {
+      details: { field, reason: 'already taken', value },
+    },
+  );
 
 /** A unique index refused the row: two requests raced for the same username or e-mail. */
 function isUniqueViolation(err: unknown): boolean {
@@ -169,10 +173,16 @@ export class UserService {
   async update(id: string, input: UpdateUserInput, request: FastifyRequest, self = false): Promise<UserRow> {
     const row = await this.get(id);
     if (self) {
-      const forbidden = (['roles', 'status', 'email_verified'] as const).filter((f) => input[f] !== undefined);
+      const forbidden = (['roles', 'status', 'email_verified'] as const).filter(
+        (f) => input[f] !== undefined,
+      );
       if (forbidden.length > 0) {
         throw new AppError('AUTHORIZATION_DENIED', `Users cannot change their own ${forbidden.join(', ')}`, {
-          details: { field: forbidden[0], reason: 'not changeable by the user themselves', fields: forbidden },
+          details: {
+            field: forbidden[0],
+            reason: 'not changeable by the user themselves',
+            fields: forbidden,
+          },
         });
       }
     }
@@ -205,7 +215,10 @@ export class UserService {
         });
       }
       if (next.join() !== oldRoles.join()) {
-        this.assertMayGrant(request, next.filter((r) => !oldRoles.includes(r)));
+        this.assertMayGrant(
+          request,
+          next.filter((r) => !oldRoles.includes(r)),
+        );
         roles = next;
         changes.roles = JSON.stringify(next);
         changed['roles'] = next;
@@ -240,7 +253,8 @@ export class UserService {
         if (isUniqueViolation(err)) throw conflict('email', String(changes.email));
         throw err;
       }
-      if (status !== 'active' && row.status === 'active') await this.deps.auth.revokeSessions({ userId: id }, status);
+      if (status !== 'active' && row.status === 'active')
+        await this.deps.auth.revokeSessions({ userId: id }, status);
       await this.deps.auth.userChanged(id);
     }
     const updated = (await this.deps.users.findById(id)) ?? row;
@@ -278,7 +292,11 @@ export class UserService {
     const days = input.duration_days ?? 0;
     const until = days > 0 ? new Date(Date.now() + days * 86_400_000).toISOString() : null;
     const reason = input.reason ?? '';
-    await this.deps.users.update(id, { status: 'suspended', suspended_until: until, suspension_reason: reason });
+    await this.deps.users.update(id, {
+      status: 'suspended',
+      suspended_until: until,
+      suspension_reason: reason,
+    });
     // The user's sessions end and their API keys stop with the next request, on every instance.
     const revoked = await this.deps.auth.revokeSessions({ userId: id }, 'suspended');
     await this.deps.auth.userChanged(id);

@@ -168,6 +168,37 @@ export class UserStore {
     return Number(row?.n ?? 0);
   }
 
+  /**
+   * Counts one failed login atomically (concurrent wrong passwords each count). A lockout that has run out
+   * starts a fresh count. Locks the account until `lockUntil` once the count reaches `max`.
+   */
+  async recordFailedLogin(id: string, max: number, lockUntil: string): Promise<{ attempts: number; locked: boolean }> {
+    const now = nowIso();
+    const row = await this.db
+      .updateTable('users')
+      .set((eb) => ({
+        failed_login_attempts: eb
+          .case()
+          .when(eb.and([eb('locked_until', 'is not', null), eb('locked_until', '<=', now)]))
+          .then(1)
+          .else(eb('failed_login_attempts', '+', 1))
+          .end(),
+        locked_until: eb
+          .case()
+          .when(eb.and([eb('locked_until', 'is not', null), eb('locked_until', '<=', now)]))
+          .then(null)
+          .else(eb.ref('locked_until'))
+          .end(),
+      }))
+      .where('id', '=', id)
+      .returning('failed_login_attempts')
+      .executeTakeFirst();
+    const attempts = Number(row?.failed_login_attempts ?? 0);
+    const locked = attempts >= max;
+    if (locked) await this.db.updateTable('users').set({ locked_until: lockUntil }).where('id', '=', id).execute();
+    return { attempts, locked };
+  }
+
   async count(): Promise<number> {
     const row = await this.db
       .selectFrom('users')

@@ -11,7 +11,9 @@ const PREFERENCE_DEFAULTS = { theme: 'system', language: 'en', notifications: tr
 function parseObject(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return value && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }
@@ -54,7 +56,8 @@ export function userSummary(row: UserRow) {
       last_login: row.last_login,
       login_count: row.login_count,
       failed_login_attempts: row.failed_login_attempts,
-      locked_until: row.locked_until !== null && row.locked_until > new Date().toISOString() ? row.locked_until : null,
+      locked_until:
+        row.locked_until !== null && row.locked_until > new Date().toISOString() ? row.locked_until : null,
       last_password_change: row.last_password_change,
       password_change_required: row.password_change_required === 1,
       suspended_until: row.status === 'suspended' ? row.suspended_until : null,

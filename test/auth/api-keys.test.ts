@@ -128,6 +128,23 @@ describe('API keys', () => {
     expect(res.data.error.details.reason).toBe('account_suspended');
   });
 
+  it("narrows a key when its owner loses a role, and a '*' key follows its owner", async () => {
+    const owner = await t.createUser('demoted-admin', ['admin']);
+    const all = (await createKey(owner.access, { name: 'everything' })).data.data;
+    expect(all.api_key.scopes).toEqual(['*']);
+    const narrow = (
+      await createKey(owner.access, { name: 'config', scopes: ['admin:config', 'read:system'] })
+    ).data.data.key;
+    expect((await t.request('GET', '/api/v1/admin/config', { apiKey: all.key })).statusCode).toBe(200);
+    await t.platform.context.users.update(owner.id, { roles: JSON.stringify(['user']) });
+    await t.platform.context.auth.userChanged(owner.id);
+    const demoted = await t.request('GET', '/api/v1/admin/config', { apiKey: all.key });
+    expect(demoted.data.error.code).toBe('ADMIN_REQUIRED');
+    expect((await t.request('GET', '/api/v1/status', { apiKey: all.key })).statusCode).toBe(200);
+    const me = await t.request('GET', '/api/v1/auth/me', { apiKey: narrow });
+    expect(me.data.data.permissions).toEqual(['read:system']);
+  });
+
   it('refuses an admin key narrowed to read:system on an admin:config route with INSUFFICIENT_ADMIN_PERMISSIONS', async () => {
     const narrow = (await createKey(admin, { name: 'narrow', scopes: ['read:system'] })).data.data.key;
     const refused = await t.request('GET', '/api/v1/admin/config', { apiKey: narrow });

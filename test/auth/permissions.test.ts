@@ -74,6 +74,39 @@ describe('roles, permissions and the 403 answers', () => {
     expect((await t.request('GET', '/api/v1/admin/config', { token: admin })).statusCode).toBe(200);
   });
 
+  it('refuses a missing events permission with INSUFFICIENT_EVENT_PERMISSIONS and lets a holder emit', async () => {
+    const key = (
+      await t.request('POST', '/api/v1/auth/api-keys', {
+        token: user.access,
+        body: { name: 'no-events', scopes: ['read:system'] },
+      })
+    ).data.data.key;
+    const emit = await t.request('POST', '/api/v1/events', {
+      apiKey: key,
+      body: { event_type: 'order.created', data: {} },
+    });
+    expect(emit.statusCode).toBe(403);
+    expect(emit.data.error).toMatchObject({
+      code: 'INSUFFICIENT_EVENT_PERMISSIONS',
+      details: { required_permission: 'events:emit' },
+    });
+    const read = await t.request('GET', '/api/v1/events', { apiKey: key });
+    expect(read.data.error.code).toBe('INSUFFICIENT_EVENT_PERMISSIONS');
+    const allowed = await t.request('POST', '/api/v1/events', {
+      token: user.access,
+      body: { event_type: 'order.created', data: {} },
+    });
+    expect(allowed.statusCode).toBe(201);
+  });
+
+  it('keeps admin-role routes to admins', async () => {
+    const refused = await t.request('GET', '/api/v1/events/evt_none/audit', { token: moderator.access });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.data.error.code).toBe('ADMIN_REQUIRED');
+    const asAdmin = await t.request('GET', '/api/v1/events/evt_none/audit', { token: admin });
+    expect(asAdmin.statusCode).not.toBe(403);
+  });
+
   it('answers admin routes without credentials with 401, not 403', async () => {
     const res = await t.request('GET', '/api/v1/admin/config');
     expect(res.statusCode).toBe(401);

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
 describe('sessions', () => {
@@ -8,6 +9,9 @@ describe('sessions', () => {
   });
   afterAll(async () => {
     await t.close();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
   });
 
   it("lists the caller's sessions and marks the current one", async () => {
@@ -44,6 +48,22 @@ describe('sessions', () => {
     const list = await t.request('GET', '/api/v1/auth/sessions', { token: a.access });
     const revoked = list.data.data.sessions.find((s: { id: string }) => s.id === bId);
     expect(revoked.is_active).toBe(false);
+  });
+
+  it('moves last_activity forward as the session is used', async () => {
+    const user = await t.createUser('session-active');
+    const before = (await t.request('GET', '/api/v1/auth/sessions', { token: user.access })).data.data
+      .sessions[0];
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const later = Date.now() + 5 * 60_000;
+    vi.setSystemTime(later);
+    expect((await t.request('GET', '/api/v1/auth/me', { token: user.access })).statusCode).toBe(200);
+    const moved = await eventually(async () => {
+      const res = await t.request('GET', '/api/v1/auth/sessions', { token: user.access });
+      return Date.parse(res.data.data.sessions[0].last_activity) >= later;
+    });
+    expect(moved).toBe(true);
+    expect(Date.parse(before.last_activity)).toBeLessThan(later);
   });
 
   it("answers 404 for someone else's session and leaves it alone", async () => {

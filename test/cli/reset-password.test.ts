@@ -1,12 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConfigTree } from '../../src/config/config-tree.js';
 import { ADMIN_PASSWORD, provisionStorage, startPlatform } from '../helpers/test-platform.js';
 import { cliEnv, runCli } from './cli-process.js';
 
-describe('platform admin reset-password', { timeout: 60_000 }, () => {
+// The projects of vitest.config.ts do not inherit its timeouts (Vitest 3 inline projects); starting a
+// platform on PostgreSQL or spawning the CLI can take longer than the 5 s / 10 s defaults on a busy machine.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+describe('platform admin reset-password', () => {
   let cwd: string;
   let storage: { tree: ConfigTree; cleanup: () => Promise<void> };
   beforeAll(async () => {

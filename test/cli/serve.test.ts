@@ -2,10 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConfigTree } from '../../src/config/config-tree.js';
 import { provisionStorage } from '../helpers/test-platform.js';
 import { type CliProcess, cliEnv, startCli } from './cli-process.js';
+
+// The projects of vitest.config.ts do not inherit its timeouts (Vitest 3 inline projects); starting a
+// platform on PostgreSQL or spawning the CLI can take longer than the 5 s / 10 s defaults on a busy machine.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const canConnect = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -37,7 +41,7 @@ function readResponse(socket: ReturnType<typeof connect>): Promise<{ head: strin
   });
 }
 
-describe('platform serve', { timeout: 60_000 }, () => {
+describe('platform serve', () => {
   let cwd: string;
   let storage: { tree: ConfigTree; cleanup: () => Promise<void> };
   let running: CliProcess | undefined;

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,31 +40,56 @@ let building: Promise<string> | undefined;
 export function builtConsole(): Promise<string> {
   building ??= (async () => {
     const dir = join(tmpdir(), `platform-console-${sourceHash()}`);
-    if (existsSync(join(dir, 'index.html'))) return dir;
-    const staging = `${dir}.${process.pid}.tmp`;
-    const env = { ...process.env };
-    delete env['NODE_ENV'];
-    await run(
-      process.execPath,
-      [
-        join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
-        'build',
-        CONSOLE_DIR,
-        '--outDir',
-        staging,
-        '--emptyOutDir',
-        '--logLevel',
-        'warn',
-      ],
-      { cwd: ROOT, env, timeout: 60_000 },
-    );
-    try {
-      renameSync(staging, dir);
-    } catch {
-      // Another test process finished the same build first; theirs is identical.
-      rmSync(staging, { recursive: true, force: true });
+    const ready = () => existsSync(join(dir, 'index.html'));
+    if (ready()) return dir;
+    // Test files run in parallel processes: the first takes the lock and builds, the others wait for it.
+    const lock = `${dir}.lock`;
+    const deadline = Date.now() + 120_000;
+    while (!tryLock(lock)) {
+      if (ready()) return dir;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for the console build (${lock})`);
+      await new Promise((r) => setTimeout(r, 200));
     }
-    return dir;
+    try {
+      if (ready()) return dir;
+      const staging = `${dir}.${process.pid}.tmp`;
+      const env = { ...process.env };
+      delete env['NODE_ENV'];
+      await run(
+        process.execPath,
+        [
+          join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
+          'build',
+          CONSOLE_DIR,
+          '--outDir',
+          staging,
+          '--emptyOutDir',
+          '--logLevel',
+          'warn',
+        ],
+        { cwd: ROOT, env, timeout: 90_000 },
+      );
+      rmSync(dir, { recursive: true, force: true });
+      renameSync(staging, dir);
+      return dir;
+    } finally {
+      rmSync(lock, { recursive: true, force: true });
+    }
   })();
   return building;
+}
+
+/** An atomic lock (mkdir); one left behind by a killed run is taken over after two minutes. */
+function tryLock(lock: string): boolean {
+  try {
+    mkdirSync(lock);
+    return true;
+  } catch {
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
+    } catch {
+      // Released meanwhile.
+    }
+    return false;
+  }
 }

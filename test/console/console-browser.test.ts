@@ -50,7 +50,8 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
   const has = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string) =>
     t.platform.app.hasRoute({ method, url });
 
-  const shot = (name: string, fullPage = true) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage });
+  const shot = (name: string, fullPage = true) =>
+    page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage });
   const open = async (label: string, heading: string) => {
     await page
       .getByRole('navigation', { name: 'Sections' })
@@ -112,12 +113,12 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
       await shot('03-users');
       return;
     }
-    await page.getByText('Create user', { exact: true }).click();
+    await page.locator('summary', { hasText: 'Create user' }).click();
     const form = page.getByRole('form', { name: 'Create user' });
-    await form.getByLabel('Username').fill('console-made');
-    await form.getByLabel('E-mail').fill('console-made@example.test');
-    await form.getByLabel('Full name').fill('Made In Console');
-    await form.getByLabel('Password').fill('console-password-1');
+    await form.getByLabel('Username', { exact: true }).fill('console-made');
+    await form.getByLabel('E-mail', { exact: true }).fill('console-made@example.test');
+    await form.getByLabel('Full name', { exact: true }).fill('Made In Console');
+    await form.getByLabel('Password', { exact: true }).fill('console-password-1');
     await form.getByRole('button', { name: 'Create user' }).click();
     await page.getByRole('status').filter({ hasText: 'console-made' }).waitFor();
     const created = await t.request('GET', '/api/v1/admin/users?search=console-made', { token });
@@ -125,6 +126,21 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     await page.getByRole('searchbox').fill('console-made');
     await page.getByRole('link', { name: 'console-made' }).click();
     await page.getByRole('heading', { name: 'Made In Console (console-made)' }).waitFor();
+    await page.locator('summary', { hasText: 'Reset password' }).click();
+    const reset = page.getByRole('form', { name: 'Reset password' });
+    await reset.getByRole('button', { name: 'Reset password' }).click();
+    const temporary = await reset.getByTestId('once-secret').getByRole('textbox').inputValue();
+    const login = await t.request('POST', '/api/v1/auth/login', {
+      body: { username: 'console-made', password: temporary },
+    });
+    expect(login.statusCode).toBe(200);
+    await page.locator('summary', { hasText: 'Suspend' }).click();
+    const suspend = page.getByRole('form', { name: 'Suspend user' });
+    await suspend.getByLabel('Reason', { exact: true }).fill('checked by the browser test');
+    await suspend.getByRole('button', { name: 'Suspend console-made' }).click();
+    await page.getByRole('status').filter({ hasText: 'console-made is suspended' }).waitFor();
+    const after = await t.request('GET', `/api/v1/admin/users?search=console-made`, { token });
+    expect(after.data.data.users[0].status).toBe('suspended');
     await shot('03-user-detail');
     await open('Users', 'Users');
     await page.getByRole('link', { name: 'admin', exact: true }).waitFor();
@@ -196,7 +212,7 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
 
   it('emits an event from the form and reports where it went', async () => {
     await open('Events', 'Events');
-    await page.getByText('Emit an event', { exact: true }).click();
+    await page.locator('summary', { hasText: 'Emit an event' }).click();
     const form = page.getByRole('form', { name: 'Emit event' });
     await form.getByLabel('Event type').fill('bad type!');
     await form.getByRole('button', { name: 'Emit event' }).click();
@@ -215,7 +231,7 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     const receiver = await startReceiver();
     try {
       await open('Subscriptions', 'Subscriptions');
-      await page.getByText('Create a webhook subscription', { exact: true }).click();
+      await page.locator('summary', { hasText: 'Create a webhook subscription' }).click();
       const form = page.getByRole('form', { name: 'Create webhook subscription' });
       await form.getByLabel('Name').fill('console-hook');
       await form.getByLabel('Webhook URL').fill(receiver.url);
@@ -232,8 +248,12 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
         body: { event_type: 'console.hooked', source: 'browser-test', data: {} },
       });
       await until(() => receiver.received.some((r) => r.body.includes('console.hooked')), 15_000);
-      // The list reloads every 5 s; the delivery shows in its counter.
-      await row.getByTestId('events-delivered').getByText('1').waitFor({ timeout: 15_000 });
+      // The delivery shows in the subscription's counter once the list reloads.
+      await until(async () => {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        await page.waitForTimeout(300);
+        return (await row.getByTestId('events-delivered').textContent()) === '1';
+      }, 15_000);
       await shot('07-subscriptions-delivered');
     } finally {
       receiver.server.close();
@@ -287,12 +307,76 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     expect(off.data.data.enabled).toBe(false);
   });
 
+  it('blocks and unblocks an address, and runs a security scan to its findings', async () => {
+    await open('Security', 'Security');
+    if (!has('POST', '/api/v1/admin/security/block-ip') || !has('POST', '/api/v1/security/scan')) {
+      await page.locator('[data-state="not-available"]').first().waitFor();
+      return;
+    }
+    const block = page.getByRole('form', { name: 'Block an address' });
+    await block.getByLabel('Address or range').fill('203.0.113.0/24');
+    await block.getByLabel('Reason').fill('browser test');
+    await block.getByRole('button', { name: 'Block' }).click();
+    const row = page.locator('tr', { hasText: '203.0.113.0/24' });
+    await row.waitFor();
+    const blocked = await t.request('GET', '/api/v1/admin/security/blocked-ips', { token });
+    expect(blocked.data.data.blocked_ips.map((b: { ip_address: string }) => b.ip_address)).toContain(
+      '203.0.113.0/24',
+    );
+    await row.getByRole('button', { name: 'Unblock' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Unblock' }).click();
+    await row.waitFor({ state: 'detached' });
+    await page
+      .getByRole('form', { name: 'Start a security scan' })
+      .getByRole('button', { name: 'Start scan' })
+      .click();
+    const result = page.getByTestId('scan-result');
+    await result.getByText('completed').waitFor({ timeout: 20_000 });
+    await result.getByText('Checks passed / run').waitFor();
+    await shot('10-security-scan');
+  });
+
+  it('creates a backup and downloads its archive', async () => {
+    await open('Backups', 'Backups');
+    if (!has('POST', '/api/v1/backup')) {
+      await page.locator('[data-state="not-available"]').first().waitFor();
+      return;
+    }
+    await page
+      .getByRole('form', { name: 'Create backup' })
+      .getByRole('button', { name: 'Create backup' })
+      .click();
+    await page
+      .getByRole('status')
+      .getByText(/Backup bkp_\S+ created/)
+      .waitFor({ timeout: 20_000 });
+    const row = page.locator('tbody tr').first();
+    await row.getByRole('button', { name: 'Download' }).waitFor();
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      row.getByRole('button', { name: 'Download' }).click(),
+    ]);
+    expect(file.suggestedFilename()).toMatch(/^bkp_.*\.tar(\.gz)?$/);
+    await shot('10-backups');
+  });
+
+  it('shows what the console did in the audit log', async () => {
+    await open('Audit log', 'Audit log');
+    if (!has('GET', '/api/v1/admin/audit-log')) {
+      await page.locator('[data-state="not-available"]').first().waitFor();
+      return;
+    }
+    await page.getByText('system.maintenance.enable', { exact: true }).first().waitFor();
+    await page.getByLabel('Action').fill('system.maintenance.*');
+    await page.getByText('system.maintenance.disable', { exact: true }).first().waitFor();
+    // The filter applies after typing settles: other actions leave the table.
+    await until(async () => (await page.getByText('config.update', { exact: true }).count()) === 0);
+    await shot('10-audit-log');
+  });
+
   it('renders every other page, with data or a clear "not available"', async () => {
     const pages: [string, string, string, string?][] = [
       ['Tasks', 'Tasks', 'table'],
-      ['Backups', 'Backups', '.table-wrap', 'No backups yet.'],
-      ['Security', 'Security', '.stats'],
-      ['Audit log', 'Audit log', 'table'],
       ['Logs', 'Logs', '.log-lines'],
     ];
     for (const [label, heading, content, text] of pages) {
@@ -312,6 +396,13 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
       expect(await nav.isVisible()).toBe(false);
       await shot('11-mobile-overview', false);
       await page.getByRole('button', { name: 'Menu' }).click();
+      // The opened menu spans the width above the page, and the page does not get wider.
+      const box = await nav.boundingBox();
+      expect(box?.width).toBeGreaterThan(380);
+      expect(box?.x).toBe(0);
+      expect(
+        (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number,
+      ).toBe(0);
       await shot('11-mobile-menu', false);
       await nav.getByRole('link', { name: 'Users' }).click();
       await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
@@ -323,6 +414,26 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });
     }
+  });
+
+  it('refreshes the access token silently a minute before it expires', async () => {
+    // A controllable clock in the page: jump 14.5 minutes ahead instead of waiting for the 15-minute token.
+    await page.clock.install();
+    await page.goto(`${base}/console/account`);
+    await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+    const before = await page.evaluate("sessionStorage.getItem('platform.console.refresh_token')");
+    const refreshed = page.waitForResponse(
+      (r) => r.url().endsWith('/api/v1/auth/refresh') && r.status() === 200,
+    );
+    await page.clock.fastForward('14:30');
+    await refreshed;
+    await until(
+      async () =>
+        (await page.evaluate("sessionStorage.getItem('platform.console.refresh_token')")) !== before,
+    );
+    // The new token works: the next page loads its data.
+    await open('Users', 'Users');
+    await settled('table');
   });
 
   it('logs out: the session ends on the server and the tab forgets its refresh token', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
-describe('emitting events', () => {
+describe('emitting events', { timeout: 20_000 }, () => {
   let t: TestPlatform;
   let admin: string;
   let user: { id: string; access: string };

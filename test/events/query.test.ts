@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
-describe('querying events', () => {
+describe('querying events', { timeout: 20_000 }, () => {
   let t: TestPlatform;
   let token: string;
   const ids: Record<string, string> = {};
@@ -16,13 +16,13 @@ describe('querying events', () => {
   beforeAll(async () => {
     t = await startPlatform();
     token = (await t.createUser('reader', ['user'])).access;
-    ids.login = await emit({ event_type: 'user.login', source: 'web', priority: 3, data: { user: 'ann' } });
-    ids.logout = await emit({ event_type: 'user.logout', source: 'web', priority: 5 });
+    ids.login = await emit({ event_type: 'member.login', source: 'web', priority: 3, data: { user: 'ann' } });
+    ids.logout = await emit({ event_type: 'member.logout', source: 'web', priority: 5 });
     await new Promise((r) => setTimeout(r, 15));
     between = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 15));
     ids.profile = await emit({
-      event_type: 'user.profile.updated',
+      event_type: 'member.profile.updated',
       source: 'mobile',
       priority: 9,
       metadata: { correlation_id: 'flow-7' },
@@ -42,38 +42,38 @@ describe('querying events', () => {
   const typesOf = (data: any) => data.events.map((e: any) => e.event_type);
 
   it('filters by an exact type, by `*` one segment and by `**` any depth', async () => {
-    expect(typesOf(await list('?event_type=user.login'))).toEqual(['user.login']);
-    expect(typesOf(await list('?event_type=user.*&order=asc'))).toEqual(['user.login', 'user.logout']);
-    expect(typesOf(await list('?event_type=user.**&order=asc'))).toEqual([
-      'user.login',
-      'user.logout',
-      'user.profile.updated',
+    expect(typesOf(await list('?event_type=member.login'))).toEqual(['member.login']);
+    expect(typesOf(await list('?event_type=member.*&order=asc'))).toEqual(['member.login', 'member.logout']);
+    expect(typesOf(await list('?event_type=member.**&order=asc'))).toEqual([
+      'member.login',
+      'member.logout',
+      'member.profile.updated',
     ]);
   });
 
   it('filters by source, priority, correlation id, status and time range, and echoes the filters', async () => {
-    expect(typesOf(await list('?source=web&order=asc'))).toEqual(['user.login', 'user.logout']);
-    expect(typesOf(await list('?priority=9'))).toEqual(['user.profile.updated']);
+    expect(typesOf(await list('?source=web&order=asc'))).toEqual(['member.login', 'member.logout']);
+    expect(typesOf(await list('?priority=9'))).toEqual(['member.profile.updated']);
     const byCorrelation = await list('?correlation_id=flow-7');
-    expect(typesOf(byCorrelation)).toEqual(['user.profile.updated']);
+    expect(typesOf(byCorrelation)).toEqual(['member.profile.updated']);
     expect(byCorrelation.filters_applied).toEqual({ correlation_id: 'flow-7' });
     const after = await list(`?start_time=${encodeURIComponent(between)}&source=shop`);
     expect(typesOf(after)).toEqual(['order.created']);
     expect(after.filters_applied).toEqual({ start_time: between, source: 'shop' });
-    const before = await list(`?end_time=${encodeURIComponent(between)}&event_type=user.**&order=asc`);
-    expect(typesOf(before)).toEqual(['user.login', 'user.logout']);
+    const before = await list(`?end_time=${encodeURIComponent(between)}&event_type=member.**&order=asc`);
+    expect(typesOf(before)).toEqual(['member.login', 'member.logout']);
     expect((await list('?status=processed&event_type=order.created')).events).toHaveLength(1);
   });
 
   it('sorts by priority and by type, in either order', async () => {
-    const byPriority = await list('?sort=priority&order=desc&event_type=user.**');
+    const byPriority = await list('?sort=priority&order=desc&event_type=member.**');
     expect(byPriority.events.map((e: any) => e.priority)).toEqual([9, 5, 3]);
-    const byType = await list('?sort=event_type&order=asc&event_type=user.**');
-    expect(typesOf(byType)).toEqual(['user.login', 'user.logout', 'user.profile.updated']);
+    const byType = await list('?sort=event_type&order=asc&event_type=member.**');
+    expect(typesOf(byType)).toEqual(['member.login', 'member.logout', 'member.profile.updated']);
   });
 
   it('pages with the pagination object', async () => {
-    const first = await list('?event_type=user.**&per_page=2&page=1&order=asc');
+    const first = await list('?event_type=member.**&per_page=2&page=1&order=asc');
     expect(first.events).toHaveLength(2);
     expect(first.pagination).toEqual({
       page: 1,
@@ -83,8 +83,8 @@ describe('querying events', () => {
       has_next: true,
       has_prev: false,
     });
-    const second = await list('?event_type=user.**&per_page=2&page=2&order=asc');
-    expect(typesOf(second)).toEqual(['user.profile.updated']);
+    const second = await list('?event_type=member.**&per_page=2&page=2&order=asc');
+    expect(typesOf(second)).toEqual(['member.profile.updated']);
     expect(second.pagination.has_prev).toBe(true);
   });
 
@@ -97,7 +97,7 @@ describe('querying events', () => {
   });
 
   it('refuses a malformed type pattern with 400 INVALID_EVENT_TYPE', async () => {
-    const res = await t.request('GET', '/api/v1/events?event_type=user..*', { token });
+    const res = await t.request('GET', '/api/v1/events?event_type=member..*', { token });
     expect(res.statusCode).toBe(400);
     expect(res.data.error.code).toBe('INVALID_EVENT_TYPE');
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
-describe('event statistics, health and audit trail', () => {
+describe('event statistics, health and audit trail', { timeout: 20_000 }, () => {
   let t: TestPlatform;
   let admin: string;
   let user: { id: string; access: string };
@@ -110,7 +110,7 @@ describe('event statistics, health and audit trail', () => {
   });
 });
 
-describe('platform events', () => {
+describe('platform events', { timeout: 20_000 }, () => {
   let t: TestPlatform;
   beforeAll(async () => {
     t = await startPlatform();

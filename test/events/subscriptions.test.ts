@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
-describe('subscriptions and webhooks', () => {
+describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
   let t: TestPlatform;
   let admin: string;
   let ann: { id: string; access: string };

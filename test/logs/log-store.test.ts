@@ -114,6 +114,28 @@ describe('log store and the system logs endpoint', () => {
     expect(line).not.toContain('hunter2-secret');
   });
 
+  it('shows e-mails the mailer logged without SMTP, without the password', async () => {
+    const res = await t.request('POST', '/api/v1/admin/users', {
+      token: admin,
+      body: {
+        username: 'mail-log-user',
+        email: 'mail-log-user@example.test',
+        password: 'mail-log-password-1',
+        send_welcome_email: true,
+      },
+    });
+    expect(res.statusCode).toBe(201);
+    await logsOf(t).flush();
+    const found = await t.request('GET', '/api/v1/admin/system/logs?component=mailer&level=INFO', {
+      token: admin,
+    });
+    expect(found.statusCode).toBe(200);
+    const mails = found.data.data.logs.filter((l: any) => l.message.includes('mail-log-user@example.test'));
+    expect(mails).toHaveLength(1);
+    expect(mails[0].level).toBe('INFO');
+    expect(found.body).not.toContain('mail-log-password-1');
+  });
+
   it('removes records older than logging.retention_days', async () => {
     const old = new Date(Date.now() - 20 * 86_400_000).toISOString();
     const row = {

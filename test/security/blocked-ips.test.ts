@@ -135,6 +135,19 @@ describe('blocked IP addresses', () => {
     expect(list.data.data.blocked_ips.map((e: { cidr: string }) => e.cidr)).not.toContain('203.0.113.200/32');
   });
 
+  it('raises a security alert for admins when notify_admins is true, and none otherwise', async () => {
+    await block({ ip_address: '203.0.113.41', reason: 'quiet block' });
+    await block({ ip_address: '203.0.113.42', reason: 'tell the team', notify_admins: true });
+    const res = await t.request('GET', '/api/v1/admin/security/alerts?type=ip_blocked', { token: admin });
+    expect(res.statusCode).toBe(200);
+    const alerts = res.data.data.alerts as { affected_resources: string[]; description: string }[];
+    expect(alerts.map((a) => a.affected_resources)).toContainEqual(['ip:203.0.113.42']);
+    expect(alerts.find((a) => a.affected_resources.includes('ip:203.0.113.42'))?.description).toBe(
+      'tell the team',
+    );
+    expect(alerts.flatMap((a) => a.affected_resources)).not.toContain('ip:203.0.113.41');
+  });
+
   it('writes audit entries and announces security.ip_blocked', async () => {
     const seen: { type: string; data: Record<string, unknown> }[] = [];
     const stop = t.platform.context.events.on('platform.event', (e) => seen.push(e));

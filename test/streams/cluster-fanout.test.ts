@@ -6,7 +6,7 @@ import { RawSse, until, WsClient } from './stream-clients.js';
  * Two instances on one PostgreSQL and Redis (cluster project). The embedded project has one process by
  * design, so there the second "instance" is the first one and the same guarantees are checked in one process.
  */
-describe('events across instances', () => {
+describe('events across instances', { timeout: 20_000 }, () => {
   let a: TestPlatform;
   let b: TestPlatform;
   let tokenA: string;

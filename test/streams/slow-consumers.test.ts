@@ -36,7 +36,7 @@ async function peakBuffers(t: TestPlatform, work: () => Promise<void>) {
   return peak;
 }
 
-describe('slow stream consumers', () => {
+describe('slow stream consumers', { timeout: 20_000 }, () => {
   let t: TestPlatform;
   let base: string;
   let token: string;
@@ -97,7 +97,7 @@ describe('slow stream consumers', () => {
   }, 60_000);
 });
 
-describe('a consumer that stays behind', () => {
+describe('a consumer that stays behind', { timeout: 20_000 }, () => {
   let t: TestPlatform;
   let base: string;
   let token: string;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 import { until, WsClient } from './stream-clients.js';
 
-describe('WebSocket streams', () => {
+describe('WebSocket streams', { timeout: 20_000 }, () => {
   let t: TestPlatform;
   let wsBase: string;
   let token: string;

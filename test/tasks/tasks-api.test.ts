@@ -3,7 +3,7 @@ import type { PlatformEventMap } from '../../src/kernel/platform-events.js';
 import { eventually } from '../helpers/eventually.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
-describe('tasks API', () => {
+describe('tasks API', { timeout: 30_000 }, () => {
   let t: TestPlatform;
   let admin: string;
   const announced: PlatformEventMap['platform.event'][] = [];
@@ -43,12 +43,13 @@ describe('tasks API', () => {
       task.log('info', 'about to fail');
       throw new Error('disk quota exceeded');
     });
-  });
+  }, 60_000);
   afterAll(async () => {
     await t.close();
-  });
+  }, 60_000);
 
-  const getTask = async (id: string) => (await t.request('GET', `/api/v1/tasks/${id}`, { token: admin })).data.data;
+  const getTask = async (id: string) =>
+    (await t.request('GET', `/api/v1/tasks/${id}`, { token: admin })).data.data;
 
   it('runs a task to completion with its steps, progress, result and logs', async () => {
     const started = await t.platform.context.tasks.start(
@@ -56,7 +57,12 @@ describe('tasks API', () => {
       { items: 3 },
       { actor: { id: 'x', username: 'tester' } },
     );
-    expect(started).toMatchObject({ type: 'test_steps', status: 'running', progress: 0, created_by: 'tester' });
+    expect(started).toMatchObject({
+      type: 'test_steps',
+      status: 'running',
+      progress: 0,
+      created_by: 'tester',
+    });
     expect(started.id).toMatch(/^task_/);
     expect(started.details.steps).toEqual([
       { name: 'prepare', status: 'pending', progress: 0 },
@@ -87,7 +93,9 @@ describe('tasks API', () => {
     expect(messages).toContain('WARNING applied with care');
     expect(messages.at(-1)).toMatch(/^INFO completed in \d+ ms$/);
     expect(
-      announced.some((e) => e.type === 'task.completed' && e.data['task_id'] === started.id && e.source === 'system'),
+      announced.some(
+        (e) => e.type === 'task.completed' && e.data['task_id'] === started.id && e.source === 'system',
+      ),
     ).toBe(true);
   });
 
@@ -103,7 +111,11 @@ describe('tasks API', () => {
     expect(res.data.data).toEqual({ id: started.id, status: 'cancelled', cancelled_at: expect.any(String) });
     expect(await eventually(async () => aborted.has(started.id))).toBe(true);
     const task = await getTask(started.id);
-    expect(task).toMatchObject({ status: 'cancelled', cancelled_at: res.data.data.cancelled_at, completed_at: null });
+    expect(task).toMatchObject({
+      status: 'cancelled',
+      cancelled_at: res.data.data.cancelled_at,
+      completed_at: null,
+    });
     expect(task.logs.some((l: { message: string }) => l.message === 'cancelled by admin')).toBe(true);
 
     const again = await t.request('DELETE', `/api/v1/tasks/${started.id}`, { token: admin });
@@ -126,7 +138,10 @@ describe('tasks API', () => {
     expect(task.logs.at(-1)).toMatchObject({ level: 'ERROR', message: 'failed: disk quota exceeded' });
     expect(
       announced.some(
-        (e) => e.type === 'task.failed' && e.data['task_id'] === started.id && e.data['error'] === 'disk quota exceeded',
+        (e) =>
+          e.type === 'task.failed' &&
+          e.data['task_id'] === started.id &&
+          e.data['error'] === 'disk quota exceeded',
       ),
     ).toBe(true);
     const res = await t.request('DELETE', `/api/v1/tasks/${started.id}`, { token: admin });
@@ -143,7 +158,8 @@ describe('tasks API', () => {
 
   it('lists tasks newest first, filtered by status and type, with pagination', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await t.platform.context.tasks.start('test_steps', { items: i })).id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await t.platform.context.tasks.start('test_steps', { items: i })).id);
     for (const id of ids) await t.platform.context.tasks.settled(id);
 
     const page1 = await t.request('GET', '/api/v1/tasks?type=test_steps&status=completed&per_page=2', {
@@ -164,7 +180,8 @@ describe('tasks API', () => {
     expect(listed.every((x) => ids.includes(x.id))).toBe(true);
     expect(listed[0]!.created_at >= listed[1]!.created_at).toBe(true);
     expect(page1.data.data.tasks[0].logs).toBeUndefined();
-    for (const task of page1.data.data.tasks) expect(task).toMatchObject({ type: 'test_steps', status: 'completed' });
+    for (const task of page1.data.data.tasks)
+      expect(task).toMatchObject({ type: 'test_steps', status: 'completed' });
 
     const failed = await t.request('GET', '/api/v1/tasks?status=failed', { token: admin });
     expect(failed.data.data.tasks.every((x: { status: string }) => x.status === 'failed')).toBe(true);

@@ -94,6 +94,7 @@ export const get = <T>(path: string, query?: Query, signal?: AbortSignal) =>
   api<T>('GET', path, { ...(query ? { query } : {}), ...(signal ? { signal } : {}) });
 export const post = <T>(path: string, body: unknown = {}) => api<T>('POST', path, { body });
 export const put = <T>(path: string, body: unknown) => api<T>('PUT', path, { body });
+export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, { body });
 export const del = <T>(path: string, query?: Query) => api<T>('DELETE', path, query ? { query } : {});
 
 /** Fetches a file with the session's token and hands it to the browser as a download. */

@@ -43,6 +43,12 @@ const TONES: Record<string, string> = {
   info: 'info',
   debug: 'muted',
   yes: 'good',
+  secure: 'good',
+  passed: 'good',
+  open: 'bad',
+  acknowledged: 'warn',
+  resolved: 'good',
+  skipped: 'muted',
   no: 'muted',
 };
 

@@ -31,6 +31,7 @@ export function createMemorySharedState(): SharedState {
       bus.on(channel, handler);
       return () => bus.off(channel, handler);
     },
+    async whenSubscribed() {},
     async tryLock(name, ttlMs) {
       const now = Date.now();
       const held = locks.get(name);

@@ -31,6 +31,7 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
     for (const h of set) h(parsed);
   });
   const key = (k: string) => prefix + k;
+  const pending = new Map<string, Promise<unknown>>();
   return {
     kind: 'redis',
     async hit(name, windowSeconds) {
@@ -48,7 +49,13 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
       if (!set) {
         set = new Set();
         handlers.set(full, set);
-        subscriber.subscribe(full).catch(() => {});
+        pending.set(
+          full,
+          subscriber
+            .subscribe(full)
+            .catch(() => {})
+            .finally(() => pending.delete(full)),
+        );
       }
       set.add(handler);
       return () => {
@@ -58,6 +65,9 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
           subscriber.unsubscribe(full).catch(() => {});
         }
       };
+    },
+    async whenSubscribed() {
+      await Promise.all([...pending.values()]);
     },
     async tryLock(name, ttlMs) {
       const token = randomUUID();

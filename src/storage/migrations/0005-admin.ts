@@ -11,7 +11,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('ip_address', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('reason', 'text', (c) => c.notNull().defaultTo(''))
     .execute();
-  await db.schema.createIndex('failed_logins_occurred_at').on('failed_logins').column('occurred_at').execute();
+  await db.schema
+    .createIndex('failed_logins_occurred_at')
+    .on('failed_logins')
+    .column('occurred_at')
+    .execute();
   await db.schema
     .createIndex('failed_logins_username')
     .on('failed_logins')
@@ -43,7 +47,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('resolved_by', 'text')
     .addColumn('note', 'text', (c) => c.notNull().defaultTo(''))
     .execute();
-  await db.schema.createIndex('security_alerts_created_at').on('security_alerts').column('created_at').execute();
+  await db.schema
+    .createIndex('security_alerts_created_at')
+    .on('security_alerts')
+    .column('created_at')
+    .execute();
   await db.schema.createIndex('security_alerts_status').on('security_alerts').column('status').execute();
 
   await db.schema
@@ -63,7 +71,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('completed_at', 'text')
     .addColumn('duration_ms', 'integer')
     .execute();
-  await db.schema.createIndex('security_scans_created_at').on('security_scans').column('created_at').execute();
+  await db.schema
+    .createIndex('security_scans_created_at')
+    .on('security_scans')
+    .column('created_at')
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -9,6 +9,7 @@ import { RequiresOperation } from '../../components/requires-operation.tsx';
 import { formatMb, formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 import { TaskProgress } from '../tasks/task-progress.tsx';
 import { startedTaskId } from '../tasks/task-types.ts';
 
@@ -29,7 +30,7 @@ const idOf = (b: Backup) => b.id ?? b.backup_id ?? '';
 
 /** Create, list, download and restore backups (/api/v1/backup); restore asks for confirmation first. */
 export function BackupsPage() {
-  const list = useApi<{ backups: Backup[] }>('/backup', { refreshMs: 10_000 });
+  const list = useApi<{ backups: Backup[] }>('/backup', { refreshMs: REFRESH.lists });
   const [include, setInclude] = useState<string[]>([...COMPONENTS]);
   const [compression, setCompression] = useState(true);
   const [encryption, setEncryption] = useState(false);

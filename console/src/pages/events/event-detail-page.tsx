@@ -5,6 +5,7 @@ import { Link } from '../../components/link.tsx';
 import { Page } from '../../components/page.tsx';
 import { formatNumber, formatTime } from '../../format.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 import type { EventItem } from './event-types.ts';
 
 interface AuditTrail {
@@ -14,7 +15,7 @@ interface AuditTrail {
 /** One event: its data and metadata, per-subscriber delivery attempts, and (admins) its audit trail. */
 export function EventDetailPage({ id }: { id: string }) {
   const path = `/events/${encodeURIComponent(id)}`;
-  const state = useApi<{ event: EventItem }>(path, { refreshMs: 5_000 });
+  const state = useApi<{ event: EventItem }>(path, { refreshMs: REFRESH.lists });
   const audit = useApi<AuditTrail>(`${path}/audit`);
   return (
     <Page title="Event" actions={<Link to="/events">← Events</Link>}>

@@ -3,6 +3,7 @@ import type { Point } from '../../charts/align-series.ts';
 import { TimeChart } from '../../charts/time-chart.tsx';
 import { ApiView } from '../../components/api-view.tsx';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 import { groupMetrics } from './metric-groups.ts';
 
 const RANGES = [
@@ -17,7 +18,7 @@ interface MetricsData {
   metrics: Record<string, Point[]>;
 }
 
-/** Live charts from GET /api/v1/metrics, reloaded every 10 s (the platform samples every 10 s). */
+/** Live charts from GET /api/v1/metrics, reloaded every 30 s (one-minute buckets at the finest). */
 export function MetricsPanel() {
   const [rangeIndex, setRangeIndex] = useState(1);
   const range = RANGES[rangeIndex] ?? RANGES[1];
@@ -27,7 +28,7 @@ export function MetricsPanel() {
       end_time: new Date().toISOString(),
       resolution: range.resolution,
     }),
-    refreshMs: 10_000,
+    refreshMs: REFRESH.charts,
   });
   return (
     <section aria-labelledby="metrics-title">

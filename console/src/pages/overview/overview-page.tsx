@@ -3,6 +3,7 @@ import { Badge } from '../../components/badge.tsx';
 import { Page } from '../../components/page.tsx';
 import { formatDuration, formatNumber, formatRatio } from '../../format.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 import { MetricsPanel } from './metrics-panel.tsx';
 
 interface Status {
@@ -123,9 +124,9 @@ function SummaryCards({ d }: { d: Summary }) {
 }
 
 export function OverviewPage() {
-  const status = useApi<Status>('/status', { refreshMs: 10_000 });
-  const health = useApi<ComponentsHealth>('/components/health', { refreshMs: 15_000 });
-  const summary = useApi<Summary>('/metrics/summary', { refreshMs: 10_000 });
+  const status = useApi<Status>('/status', { refreshMs: REFRESH.status });
+  const health = useApi<ComponentsHealth>('/components/health', { refreshMs: REFRESH.slow });
+  const summary = useApi<Summary>('/metrics/summary', { refreshMs: REFRESH.status });
   return (
     <Page title="Overview">
       <ApiView state={status} what="System status" endpoint="GET /api/v1/status">

@@ -11,6 +11,7 @@ import { RequiresOperation } from '../../components/requires-operation.tsx';
 import { formatNumber, formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 import { navigate } from '../../router.ts';
 import { TaskProgress } from '../tasks/task-progress.tsx';
 import { startedTaskId } from '../tasks/task-types.ts';
@@ -57,7 +58,7 @@ function UpdateForm({ id, onStarted }: { id: string; onStarted: (taskId: string 
 /** One plugin: manifest, health, metrics, configuration editor, update with live task progress, logs. */
 export function PluginDetailPage({ id }: { id: string }) {
   const path = `/admin/plugins/${encodeURIComponent(id)}`;
-  const state = useApi<{ plugin?: PluginDetail } & Partial<PluginDetail>>(path, { refreshMs: 5_000 });
+  const state = useApi<{ plugin?: PluginDetail } & Partial<PluginDetail>>(path, { refreshMs: REFRESH.lists });
   const [taskId, setTaskId] = useState<string | null>(null);
   const [started, setStarted] = useState(false);
   const toggle = useAction(async (action: 'enable' | 'disable') => {

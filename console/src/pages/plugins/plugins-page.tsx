@@ -8,12 +8,13 @@ import { Page } from '../../components/page.tsx';
 import { RequiresOperation } from '../../components/requires-operation.tsx';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 import { InstallPluginForm } from './install-plugin-form.tsx';
 import { firstArray, type PluginItem } from './plugin-types.ts';
 
 /** GET /api/v1/admin/plugins with enable / disable in place, and the install form. */
 export function PluginsPage() {
-  const list = useApi<unknown>('/admin/plugins', { refreshMs: 5_000 });
+  const list = useApi<unknown>('/admin/plugins', { refreshMs: REFRESH.lists });
   const [notice, setNotice] = useState<string | null>(null);
   const toggle = useAction(async (p: PluginItem) => {
     const action = p.enabled ? 'disable' : 'enable';

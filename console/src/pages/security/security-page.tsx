@@ -3,86 +3,37 @@ import { post } from '../../api/client.ts';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
-import { JsonView } from '../../components/json-view.tsx';
 import { Page } from '../../components/page.tsx';
 import { RequiresOperation } from '../../components/requires-operation.tsx';
 import { formatNumber, formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
+import { AlertsSection } from './alerts-section.tsx';
 import { BlockedIpsSection } from './blocked-ips-section.tsx';
-
-interface Alert {
-  id: string;
-  severity: string;
-  type: string;
-  title?: string;
-  message?: string;
-  description?: string;
-  timestamp: string;
-  status: string;
-  affected_resources?: string[];
-}
+import { type Scan, ScanResult } from './scan-result.tsx';
 
 interface SecurityStatus {
   status: string;
-  last_scan: string | null | Record<string, unknown>;
-  alerts: Alert[];
+  last_scan: string | null;
+  open_alerts?: number;
   metrics: Record<string, number>;
 }
 
-function AlertsTable({ alerts }: { alerts: Alert[] }) {
-  if (alerts.length === 0) return <p class="muted">No alerts.</p>;
-  return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Severity</th>
-            <th scope="col">Alert</th>
-            <th scope="col">Affected</th>
-            <th scope="col">Time</th>
-            <th scope="col">Status</th>
-          </tr>
-        </thead>
-        <tbody>
-          {alerts.map((a) => (
-            <tr key={a.id}>
-              <td>
-                <Badge value={a.severity} />
-              </td>
-              <td>
-                <strong>{a.title ?? a.message ?? a.type}</strong>
-                {a.description ? <div class="small">{a.description}</div> : null}
-              </td>
-              <td class="small">{(a.affected_resources ?? []).join(', ')}</td>
-              <td class="nowrap">{formatTime(a.timestamp)}</td>
-              <td>
-                <Badge value={a.status} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
-function ScanSection() {
+function ScanSection({ onFinished }: { onFinished: () => void }) {
   const [scanId, setScanId] = useState<string | null>(null);
   const [components, setComponents] = useState(['plugins', 'configuration', 'permissions']);
   const [threshold, setThreshold] = useState('low');
   const [finished, setFinished] = useState(false);
-  const result = useApi<Record<string, unknown>>(
-    scanId ? `/security/scan/${encodeURIComponent(scanId)}` : null,
-    {
-      ...(finished ? {} : { refreshMs: 2_000 }),
-    },
-  );
-  const scanStatus = String(
-    result.data?.['status'] ?? (result.data?.['scan'] as { status?: string })?.status ?? '',
-  );
+  const result = useApi<{ scan: Scan }>(scanId ? `/security/scan/${encodeURIComponent(scanId)}` : null, {
+    ...(finished ? {} : { refreshMs: REFRESH.progress }),
+  });
+  const scanStatus = result.data?.scan.status ?? '';
   useEffect(() => {
-    if (['completed', 'failed', 'cancelled'].includes(scanStatus)) setFinished(true);
+    if (['completed', 'failed', 'cancelled'].includes(scanStatus)) {
+      setFinished(true);
+      onFinished();
+    }
   }, [scanStatus]);
   const start = useAction(async () => {
     const res = await post<{ scan_id: string }>('/security/scan', {
@@ -141,7 +92,7 @@ function ScanSection() {
       </RequiresOperation>
       {scanId ? (
         <ApiView state={result} what="Scan result" endpoint="GET /api/v1/security/scan/{id}">
-          {(d) => <JsonView value={d} label="Scan result" />}
+          {(d) => <ScanResult scan={d.scan} />}
         </ApiView>
       ) : null}
     </section>
@@ -150,8 +101,7 @@ function ScanSection() {
 
 /** Security status and its figures, alerts, blocked addresses, and scans. */
 export function SecurityPage() {
-  const status = useApi<SecurityStatus>('/security/status', { refreshMs: 15_000 });
-  const alerts = useApi<{ alerts: Alert[] }>('/admin/security/alerts', { refreshMs: 15_000 });
+  const status = useApi<SecurityStatus>('/security/status', { refreshMs: REFRESH.slow });
   return (
     <Page title="Security">
       <ApiView state={status} what="Security status" endpoint="GET /api/v1/security/status">
@@ -165,12 +115,14 @@ export function SecurityPage() {
             </div>
             <div>
               <dt>Last scan</dt>
-              <dd>
-                {typeof s.last_scan === 'string' || s.last_scan === null
-                  ? formatTime(s.last_scan)
-                  : formatTime(String(s.last_scan['completed_at'] ?? s.last_scan['started_at'] ?? ''))}
-              </dd>
+              <dd>{formatTime(s.last_scan)}</dd>
             </div>
+            {s.open_alerts === undefined ? null : (
+              <div>
+                <dt>Open alerts</dt>
+                <dd>{formatNumber(s.open_alerts)}</dd>
+              </div>
+            )}
             {Object.entries(s.metrics ?? {}).map(([k, v]) => (
               <div key={k}>
                 <dt>{k.replaceAll('_', ' ')}</dt>
@@ -180,12 +132,9 @@ export function SecurityPage() {
           </dl>
         )}
       </ApiView>
-      <h2>Alerts</h2>
-      <ApiView state={alerts} what="Alerts" endpoint="GET /api/v1/admin/security/alerts">
-        {(d) => <AlertsTable alerts={d.alerts} />}
-      </ApiView>
+      <AlertsSection />
       <BlockedIpsSection />
-      <ScanSection />
+      <ScanSection onFinished={status.reload} />
     </Page>
   );
 }

@@ -5,6 +5,7 @@ import { Link } from '../../components/link.tsx';
 import { Page } from '../../components/page.tsx';
 import { formatNumber, formatRatio, formatTime } from '../../format.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 import type { Subscription } from './subscription-types.ts';
 
 interface Delivery {
@@ -28,8 +29,8 @@ interface Delivery {
 /** One subscription: its settings and counters, and its recent deliveries. */
 export function SubscriptionDetailPage({ id }: { id: string }) {
   const path = `/events/subscriptions/${encodeURIComponent(id)}`;
-  const state = useApi<{ subscription: Subscription }>(path, { refreshMs: 5_000 });
-  const deliveries = useApi<{ deliveries: Delivery[] }>(`${path}/deliveries`, { refreshMs: 5_000 });
+  const state = useApi<{ subscription: Subscription }>(path, { refreshMs: REFRESH.lists });
+  const deliveries = useApi<{ deliveries: Delivery[] }>(`${path}/deliveries`, { refreshMs: REFRESH.lists });
   return (
     <Page title="Subscription" actions={<Link to="/subscriptions">← Subscriptions</Link>}>
       <ApiView state={state} what="Subscription" endpoint="GET /api/v1/events/subscriptions/{id}">

@@ -10,6 +10,7 @@ import { RequiresOperation } from '../../components/requires-operation.tsx';
 import { formatNumber, formatRatio, formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 import { CreateSubscriptionForm } from './create-subscription-form.tsx';
 import type { Subscription } from './subscription-types.ts';
 
@@ -18,7 +19,7 @@ export function SubscriptionsPage() {
   const [status, setStatus] = useState('');
   const list = useApi<{ subscriptions: Subscription[] }>('/events/subscriptions', {
     query: { status },
-    refreshMs: 5_000,
+    refreshMs: REFRESH.lists,
   });
   const setEnabled = useAction(async (s: Subscription, enabled: boolean) => {
     await put(`/events/subscriptions/${encodeURIComponent(s.subscription_id)}`, { enabled });
@@ -29,7 +30,14 @@ export function SubscriptionsPage() {
     list.reload();
   });
   return (
-    <Page title="Subscriptions">
+    <Page
+      title="Subscriptions"
+      actions={
+        <button type="button" onClick={list.reload}>
+          Refresh
+        </button>
+      }
+    >
       <div class="filters">
         <label>
           Status{' '}

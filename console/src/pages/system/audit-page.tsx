@@ -18,15 +18,17 @@ interface AuditEntry {
   user_agent?: string;
 }
 
-/** Who changed what: GET /api/v1/admin/audit-log, filtered by action and resource type. */
+/** Who changed what: GET /api/v1/admin/audit-log, filtered by action (`user.*` for a prefix), admin and resource type. */
 export function AuditPage() {
   const [action, setAction] = useState('');
   const [resource, setResource] = useState('');
+  const [admin, setAdmin] = useState('');
   const [page, setPage] = useState(1);
   const a = useDebounced(action.trim());
   const r = useDebounced(resource.trim());
+  const u = useDebounced(admin.trim());
   const list = useApi<{ audit_entries: AuditEntry[]; pagination?: Pagination }>('/admin/audit-log', {
-    query: { action: a, resource_type: r, page, per_page: 50 },
+    query: { action: a, resource_type: r, admin_user: u, page, per_page: 50 },
   });
   return (
     <Page
@@ -42,9 +44,20 @@ export function AuditPage() {
           Action{' '}
           <input
             value={action}
-            placeholder="user.suspend"
+            placeholder="user.*"
             onInput={(e) => {
               setAction(e.currentTarget.value);
+              setPage(1);
+            }}
+          />
+        </label>
+        <label>
+          Admin{' '}
+          <input
+            value={admin}
+            placeholder="admin"
+            onInput={(e) => {
+              setAdmin(e.currentTarget.value);
               setPage(1);
             }}
           />

@@ -6,6 +6,7 @@ import { Pager, type Pagination } from '../../components/pager.tsx';
 import { formatTime } from '../../format.ts';
 import { useApi } from '../../hooks/use-api.ts';
 import { useDebounced } from '../../hooks/use-debounced.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 
 interface LogEntry {
   timestamp: string;
@@ -25,7 +26,7 @@ export function LogsPage() {
   const s = useDebounced(search.trim());
   const list = useApi<{ logs: LogEntry[]; pagination: Pagination }>('/admin/system/logs', {
     query: { level, component: c, search: s, page, per_page: 50 },
-    refreshMs: 10_000,
+    refreshMs: REFRESH.lists,
   });
   return (
     <Page title="Logs">

@@ -8,6 +8,7 @@ import { Page } from '../../components/page.tsx';
 import { formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 
 interface Maintenance {
   enabled: boolean;
@@ -21,7 +22,7 @@ interface Maintenance {
 
 /** Maintenance mode: while on, everyone but admins (if allowed) gets 423 SYSTEM_LOCKED. */
 export function MaintenancePage() {
-  const state = useApi<Maintenance>('/admin/system/maintenance', { refreshMs: 10_000 });
+  const state = useApi<Maintenance>('/admin/system/maintenance', { refreshMs: REFRESH.slow });
   const [message, setMessage] = useState('');
   const [minutes, setMinutes] = useState('30');
   const [allowAdmins, setAllowAdmins] = useState(true);

@@ -7,6 +7,7 @@ import { JsonView } from '../../components/json-view.tsx';
 import { formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 import { type Task, unwrapTask } from './task-types.ts';
 
 const ACTIVE = new Set(['pending', 'queued', 'running']);
@@ -15,7 +16,7 @@ const ACTIVE = new Set(['pending', 'queued', 'running']);
 export function TaskProgress({ id, showLogs = true }: { id: string; showLogs?: boolean }) {
   const [finished, setFinished] = useState(false);
   const state = useApi<{ task?: Task } & Partial<Task>>(`/tasks/${encodeURIComponent(id)}`, {
-    ...(finished ? {} : { refreshMs: 1_000 }),
+    ...(finished ? {} : { refreshMs: REFRESH.progress }),
   });
   const status = state.data ? unwrapTask(state.data).status : undefined;
   const running = status === undefined || ACTIVE.has(status);

@@ -22,11 +22,16 @@ export function unwrapTask(d: { task?: Task } & Partial<Task>): Task {
   return (d.task ?? d) as Task;
 }
 
-/** The id of the task a started operation answered with (`task_id`, `task.id`, or `id` of a task). */
+/**
+ * The id of the task a started operation answered with: `task_id`, `task.id`, the last part of `task_url`
+ * (`/api/v1/tasks/rst_…`), or `id` of a task.
+ */
 export function startedTaskId(d: unknown): string | null {
   if (!d || typeof d !== 'object') return null;
   const o = d as Record<string, unknown>;
   if (typeof o['task_id'] === 'string') return o['task_id'];
+  if (typeof o['task_url'] === 'string')
+    return decodeURIComponent(o['task_url'].split('/').pop() ?? '') || null;
   const task = o['task'];
   if (task && typeof task === 'object' && typeof (task as Record<string, unknown>)['id'] === 'string')
     return (task as Record<string, string>)['id'] ?? null;

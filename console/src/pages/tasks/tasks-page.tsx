@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { del } from '../../api/client.ts';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
@@ -9,17 +9,22 @@ import { Pager, type Pagination } from '../../components/pager.tsx';
 import { formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { REFRESH } from '../../refresh-intervals.ts';
 import type { Task } from './task-types.ts';
 
-/** Background tasks with live progress (reloaded every 2 s) and cancel for running ones. */
+/** Background tasks with live progress (reloaded every 3 s while one runs) and cancel for running ones. */
 export function TasksPage() {
   const [status, setStatus] = useState('');
   const [type, setType] = useState('');
   const [page, setPage] = useState(1);
+  const [anyRunning, setAnyRunning] = useState(false);
   const list = useApi<{ tasks: Task[]; pagination?: Pagination }>('/tasks', {
     query: { status, type: type.trim(), page, per_page: 20 },
-    refreshMs: 2_000,
+    // Progress moves quickly while a task runs; otherwise the list changes rarely.
+    refreshMs: anyRunning ? REFRESH.progress * 2 : REFRESH.lists,
   });
+  const running = list.data?.tasks.some((t) => t.status === 'running') ?? false;
+  useEffect(() => setAnyRunning(running), [running]);
   const cancel = useAction(async (id: string) => {
     await del(`/tasks/${encodeURIComponent(id)}`);
     list.reload();

@@ -18,7 +18,13 @@ export function EditUserForm({ user, onSaved }: { user: UserDetail; onSaved: () 
     status: user.status,
   });
   const save = useAction(async () => {
-    await put(base(user.id), form);
+    // Only what changed: a suspended user keeps that status unless the operator picks another.
+    const changes: Record<string, unknown> = {};
+    if (form.email !== user.email) changes['email'] = form.email;
+    if (form.full_name !== user.full_name) changes['full_name'] = form.full_name;
+    if (form.roles.join() !== user.roles.join()) changes['roles'] = form.roles;
+    if (form.status !== user.status) changes['status'] = form.status;
+    if (Object.keys(changes).length > 0) await put(base(user.id), changes);
     onSaved();
   });
   const errors = save.error?.fieldErrors ?? {};
@@ -115,11 +121,11 @@ export function SuspendForm({ user, onDone }: { user: UserDetail; onDone: () => 
       }}
     >
       <Field label="Reason" error={errors['reason']}>
-        {(p) => <input {...p} required value={reason} onInput={(e) => setReason(e.currentTarget.value)} />}
+        {(p) => <input {...p} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />}
       </Field>
-      <Field label="Duration (days)" error={errors['duration_days']} hint="Empty: until lifted">
+      <Field label="Duration (days)" error={errors['duration_days']} hint="Empty or 0: until lifted">
         {(p) => (
-          <input {...p} type="number" min={1} value={days} onInput={(e) => setDays(e.currentTarget.value)} />
+          <input {...p} type="number" min={0} value={days} onInput={(e) => setDays(e.currentTarget.value)} />
         )}
       </Field>
       <label class="check-label">
@@ -138,18 +144,18 @@ export function SuspendForm({ user, onDone }: { user: UserDetail; onDone: () => 
 
 /** POST /api/v1/admin/users/{id}/reset-password with a temporary password shown once. */
 export function ResetPasswordForm({ user }: { user: UserDetail }) {
-  const [temporary, setTemporary] = useState(randomPassword);
+  const [temporary, setTemporary] = useState('');
   const [force, setForce] = useState(true);
   const [sendEmail, setSendEmail] = useState(false);
   const [shown, setShown] = useState<string | null>(null);
   const reset = useAction(async () => {
     const res = await post<{ temporary_password?: string }>(`${base(user.id)}/reset-password`, {
-      temporary_password: temporary,
+      ...(temporary ? { temporary_password: temporary } : {}),
       force_change_on_login: force,
       send_email: sendEmail,
     });
     setShown(res?.temporary_password ?? temporary);
-    setTemporary(randomPassword());
+    setTemporary('');
   });
   const errors = reset.error?.fieldErrors ?? {};
   return (
@@ -168,8 +174,19 @@ export function ResetPasswordForm({ user }: { user: UserDetail }) {
           onDismiss={() => setShown(null)}
         />
       ) : null}
-      <Field label="Temporary password" error={errors['temporary_password']}>
-        {(p) => <input {...p} value={temporary} onInput={(e) => setTemporary(e.currentTarget.value)} />}
+      <Field
+        label="Temporary password"
+        error={errors['temporary_password']}
+        hint="Empty: the platform generates one and shows it once"
+      >
+        {(p) => (
+          <span class="input-with-button">
+            <input {...p} value={temporary} onInput={(e) => setTemporary(e.currentTarget.value)} />
+            <button type="button" onClick={() => setTemporary(randomPassword())}>
+              Generate
+            </button>
+          </span>
+        )}
       </Field>
       <label class="check-label">
         <input type="checkbox" checked={force} onChange={(e) => setForce(e.currentTarget.checked)} /> Must

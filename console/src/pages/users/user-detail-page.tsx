@@ -68,9 +68,9 @@ function Details({ u }: { u: UserDetail }) {
 export function UserDetailPage({ id }: { id: string }) {
   const [saved, setSaved] = useState<string | null>(null);
   const state = useApi<{ user?: UserDetail } & Partial<UserDetail>>(`/admin/users/${encodeURIComponent(id)}`);
-  const canDelete = useOperation('DELETE /api/v1/users/{}');
+  const canDelete = useOperation('DELETE /api/v1/admin/users/{}');
   const remove = useAction(async () => {
-    await del(`/users/${encodeURIComponent(id)}`);
+    await del(`/admin/users/${encodeURIComponent(id)}`);
     navigate('/users');
   });
   const done = (msg: string) => () => {

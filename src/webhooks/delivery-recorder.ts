@@ -1,0 +1,368 @@
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { DeliveryAttemptsTable, EventAuditTable } from '../events/event-tables.js';
+import { newId, nowIso } from '../kernel/new-id.js';
+import type { Tables } from '../storage/tables.js';
+import type { ClaimedDelivery, OutboxStore } from './outbox-store.js';
+
+/**
+ * How one try of a delivery ended: `delivered` (2xx), `retry` (failed, another attempt is scheduled),
+ * `failed` (failed for good: retries exhausted, target refused or gone), `dropped` (not tried: the event
+ * expired or was purged).
+ */
+export type DeliveryOutcome = 'delivered' | 'retry' | 'failed' | 'dropped';
+
+export interface DeliveryResult {
+  delivery: ClaimedDelivery;
+  /** The lease holder that made the try; its writes apply only while it still holds the row. */
+  owner: string;
+  outcome: DeliveryOutcome;
+  /** The attempt number this try was (the row's attempts after it). */
+  attempt: number;
+  /** When the try started. */
+  at: string;
+  responseStatus: number | null;
+  latencyMs: number | null;
+  error: string | null;
+  nextAttemptAt?: string | undefined;
+  batchId?: string | undefined;
+  /** The target answered 410 Gone: the subscription goes to `error` at once. */
+  gone?: boolean | undefined;
+  /** Who delivered, for the audit trail: `webhook_dispatcher`, or `plugin:<id>`. */
+  actor: string;
+}
+
+/** A delivery that reached a final state, for whoever waits on it (a replay). */
+export interface SettledDelivery {
+  id: string;
+  eventId: string;
+  subscriptionId: string;
+  replayId: string | null;
+  status: 'delivered' | 'failed' | 'dropped';
+  error: string | null;
+}
+
+export const FAILED_CODE = 'WEBHOOK_DELIVERY_FAILED';
+const CHUNK = 500;
+const MAX_BATCH = 1000;
+
+/**
+ * Writes what deliveries came to, many at a time: results that arrive while one write runs go together in
+ * the next (group commit), so the cost of a transaction is shared by every delivery in it. One transaction
+ * holds the attempt rows, the audit entries, the outbox rows' new states and the subscriptions' counters;
+ * event statuses follow right after it commits.
+ */
+export class DeliveryRecorder {
+  private queue: DeliveryResult[] = [];
+  private writing: Promise<void> | undefined;
+  private readonly settledListeners = new Set<(rows: SettledDelivery[]) => void>();
+  written = 0;
+  failedWrites = 0;
+
+  constructor(
+    private readonly deps: {
+      db: Kysely<Tables>;
+      outbox: OutboxStore;
+      errorThreshold: () => number;
+      /** Subscriptions this write moved to `error` (the emit path must stop queueing for them). */
+      onSubscriptionError: (ids: string[]) => void;
+      /** Results whose rows were written (or given up), so the dispatcher stops holding them. */
+      onWritten: (results: DeliveryResult[]) => void;
+      reportError: (err: unknown) => void;
+    },
+  ) {}
+
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Listens for deliveries that reached a final state on this instance. */
+  onSettled(listener: (rows: SettledDelivery[]) => void): () => void {
+    this.settledListeners.add(listener);
+    return () => this.settledListeners.delete(listener);
+  }
+
+  add(result: DeliveryResult): void {
+    this.queue.push(result);
+    if (this.writing) return;
+    this.writing = new Promise<void>((resolve) => {
+      // Results of the same tick join the first write.
+      setImmediate(() => {
+        this.drain()
+          .catch((err: unknown) => this.deps.reportError(err))
+          .finally(() => {
+            this.writing = undefined;
+            resolve();
+          });
+      });
+    });
+  }
+
+  /** Resolves when everything added so far is written. */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      try {
+        await this.writeWithRetry(batch);
+      } finally {
+        this.deps.onWritten(batch);
+      }
+    }
+  }
+
+  private async writeWithRetry(batch: DeliveryResult[]): Promise<void> {
+    try {
+      await this.write(batch);
+    } catch (first) {
+      // A concurrent purge can remove an event between the check and the insert (PostgreSQL); once more.
+      await new Promise((r) => setTimeout(r, 50));
+      try {
+        await this.write(batch);
+      } catch {
+        this.failedWrites += 1;
+        throw first;
+      }
+    }
+  }
+
+  private async write(batch: DeliveryResult[]): Promise<void> {
+    const now = nowIso();
+    let errored: string[] = [];
+    let live: DeliveryResult[] = [];
+    await this.deps.db.transaction().execute(async (trx) => {
+      const present = await presentEvents(
+        trx,
+        batch.map((r) => r.delivery.event_id),
+      );
+      live = batch.filter((r) => present.has(r.delivery.event_id));
+      await insertChunks(trx, 'delivery_attempts', live.filter(isAttempt).map(attemptRow));
+      await insertChunks(trx, 'event_audit', live.map(auditRow));
+      await updateOutbox(trx, live, now);
+      errored = await updateSubscriptions(trx, live, now, this.deps.errorThreshold());
+    });
+    this.written += batch.length;
+    const settledEvents = live
+      .filter((r) => r.outcome !== 'retry' && r.delivery.replay_id === null)
+      .map((r) => r.delivery.event_id);
+    if (settledEvents.length > 0) await this.deps.outbox.finalizeEvents(settledEvents);
+    if (errored.length > 0) this.deps.onSubscriptionError(errored);
+    const settled: SettledDelivery[] = live
+      .filter((r) => r.outcome !== 'retry')
+      .map((r) => ({
+        id: r.delivery.id,
+        eventId: r.delivery.event_id,
+        subscriptionId: r.delivery.subscription_id,
+        replayId: r.delivery.replay_id,
+        status: r.outcome as SettledDelivery['status'],
+        error: r.error,
+      }));
+    if (settled.length > 0) for (const listener of this.settledListeners) listener(settled);
+  }
+}
+
+const isAttempt = (r: DeliveryResult) => r.outcome !== 'dropped';
+
+const finalError = (r: DeliveryResult) =>
+  r.outcome === 'failed' ? `${FAILED_CODE}: ${r.error ?? 'delivery failed'}` : r.error;
+
+function attemptRow(r: DeliveryResult): Insertable<DeliveryAttemptsTable> {
+  return {
+    id: newId('att'),
+    outbox_id: r.delivery.id,
+    event_id: r.delivery.event_id,
+    subscription_id: r.delivery.subscription_id,
+    attempt: r.attempt,
+    status: r.outcome === 'delivered' ? 'delivered' : 'failed',
+    response_status: r.responseStatus,
+    latency_ms: r.latencyMs,
+    error: finalError(r),
+    created_at: r.at,
+    batch_id: r.batchId ?? null,
+  };
+}
+
+const AUDIT_ACTIONS: Record<DeliveryOutcome, string> = {
+  delivered: 'event_delivered',
+  retry: 'delivery_retried',
+  failed: 'delivery_failed',
+  dropped: 'delivery_dropped',
+};
+
+function auditRow(r: DeliveryResult): Insertable<EventAuditTable> {
+  const details: Record<string, unknown> = {
+    subscription_id: r.delivery.subscription_id,
+    delivery_id: r.delivery.id,
+    attempt: r.attempt,
+  };
+  if (r.outcome !== 'dropped') {
+    details['response_status'] = r.responseStatus;
+    details['latency_ms'] = r.latencyMs;
+  }
+  if (r.error !== null) details['error'] = r.error;
+  if (r.outcome === 'failed') details['error_code'] = FAILED_CODE;
+  if (r.nextAttemptAt !== undefined) details['next_attempt_at'] = r.nextAttemptAt;
+  if (r.delivery.replay_id !== null) details['replay_id'] = r.delivery.replay_id;
+  if (r.batchId !== undefined) details['batch_id'] = r.batchId;
+  return {
+    id: newId('aud'),
+    event_id: r.delivery.event_id,
+    timestamp: r.at,
+    action: AUDIT_ACTIONS[r.outcome],
+    actor: r.actor,
+    details: JSON.stringify(details),
+  };
+}
+
+async function presentEvents(trx: Transaction<Tables>, ids: string[]): Promise<Set<string>> {
+  const unique = [...new Set(ids)];
+  const present = new Set<string>();
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    const rows = await trx
+      .selectFrom('events')
+      .select('event_id')
+      .where('event_id', 'in', unique.slice(i, i + CHUNK))
+      .execute();
+    for (const r of rows) present.add(r.event_id);
+  }
+  return present;
+}
+
+async function insertChunks(
+  trx: Transaction<Tables>,
+  table: 'delivery_attempts' | 'event_audit',
+  rows: Insertable<DeliveryAttemptsTable>[] | Insertable<EventAuditTable>[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    await trx
+      .insertInto(table)
+      .values(rows.slice(i, i + CHUNK) as never)
+      .execute();
+  }
+}
+
+async function updateOutbox(trx: Transaction<Tables>, results: DeliveryResult[], now: string): Promise<void> {
+  // Delivered and dropped rows share their new state: one statement per (outcome, attempt, owner).
+  const groups = new Map<string, { r: DeliveryResult; ids: string[] }>();
+  for (const r of results) {
+    if (r.outcome !== 'delivered' && r.outcome !== 'dropped') continue;
+    const key = `${r.outcome}|${r.attempt}|${r.owner}`;
+    const g = groups.get(key) ?? { r, ids: [] };
+    g.ids.push(r.delivery.id);
+    groups.set(key, g);
+  }
+  for (const { r, ids } of groups.values()) {
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      await trx
+        .updateTable('event_outbox')
+        .set({
+          status: r.outcome,
+          attempts: r.attempt,
+          lease_owner: null,
+          lease_until: null,
+          last_error: r.outcome === 'dropped' ? r.error : null,
+          updated_at: now,
+        })
+        .where('id', 'in', ids.slice(i, i + CHUNK))
+        .where('lease_owner', '=', r.owner)
+        .execute();
+    }
+  }
+  for (const r of results) {
+    if (r.outcome !== 'retry' && r.outcome !== 'failed') continue;
+    await trx
+      .updateTable('event_outbox')
+      .set({
+        status: r.outcome === 'retry' ? 'pending' : 'failed',
+        attempts: r.attempt,
+        next_attempt_at: r.nextAttemptAt ?? now,
+        lease_owner: null,
+        lease_until: null,
+        last_error: finalError(r),
+        updated_at: now,
+      })
+      .where('id', '=', r.delivery.id)
+      .where('lease_owner', '=', r.owner)
+      .execute();
+  }
+}
+
+interface SubscriptionTally {
+  delivered: number;
+  failed: number;
+  /** Exhausted deliveries since the last success in this write. */
+  trailingFailures: number;
+  hadSuccess: boolean;
+  lastDelivery: string | undefined;
+  lastError: string | undefined;
+  gone: boolean;
+}
+
+/** Counters and status of the subscriptions concerned; answers those moved to `error`. */
+async function updateSubscriptions(
+  trx: Transaction<Tables>,
+  results: DeliveryResult[],
+  now: string,
+  threshold: number,
+): Promise<string[]> {
+  const tallies = new Map<string, SubscriptionTally>();
+  for (const r of results) {
+    if (r.outcome === 'dropped') continue;
+    const id = r.delivery.subscription_id;
+    const t = tallies.get(id) ?? {
+      delivered: 0,
+      failed: 0,
+      trailingFailures: 0,
+      hadSuccess: false,
+      lastDelivery: undefined,
+      lastError: undefined,
+      gone: false,
+    };
+    if (r.outcome === 'delivered') {
+      t.delivered += 1;
+      t.trailingFailures = 0;
+      t.hadSuccess = true;
+      if (t.lastDelivery === undefined || r.at > t.lastDelivery) t.lastDelivery = r.at;
+    } else {
+      if (r.outcome === 'failed') {
+        t.failed += 1;
+        t.trailingFailures += 1;
+      }
+      t.lastError = r.error ?? undefined;
+      if (r.gone) t.gone = true;
+    }
+    tallies.set(id, t);
+  }
+  const errored: string[] = [];
+  for (const [id, t] of tallies) {
+    await trx
+      .updateTable('subscriptions')
+      .set((eb) => ({
+        events_delivered: eb('events_delivered', '+', t.delivered),
+        events_failed: eb('events_failed', '+', t.failed),
+        consecutive_failures: t.hadSuccess
+          ? t.trailingFailures
+          : eb('consecutive_failures', '+', t.trailingFailures),
+        ...(t.lastDelivery === undefined ? {} : { last_delivery: t.lastDelivery }),
+        ...(t.lastError === undefined ? {} : { last_error: t.lastError }),
+      }))
+      .where('id', '=', id)
+      .execute();
+    if (t.trailingFailures === 0 && !t.gone) continue;
+    let toError = trx
+      .updateTable('subscriptions')
+      .set({
+        status: 'error',
+        updated_at: now,
+        ...(t.gone ? { last_error: 'the target answered 410 Gone; the subscription was put in error' } : {}),
+      })
+      .where('id', '=', id)
+      .where('status', '=', 'active');
+    if (!t.gone) toError = toError.where('consecutive_failures', '>=', threshold);
+    const moved = await toError.executeTakeFirst();
+    if (Number(moved.numUpdatedRows) > 0) errored.push(id);
+  }
+  return errored;
+}

@@ -1,0 +1,105 @@
+import { type Kysely, sql } from 'kysely';
+import type { EventCipher } from '../events/event-cipher.js';
+import type { Tables } from '../storage/tables.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-schedule.js';
+
+/** An active subscription as the dispatcher uses it: target, decrypted secret, policies. */
+export interface DispatchSubscription {
+  id: string;
+  method: 'webhook' | 'plugin';
+  url: string | null;
+  /** Null when the stored secret cannot be decrypted (a changed `events.encryption_key`). */
+  secret: string | null;
+  retry: RetryPolicy;
+  timeoutMs: number;
+  batch: { maxSize: number; maxWaitMs: number } | undefined;
+}
+
+// How often the table is asked whether anything changed; the answer is one aggregate row.
+const CHECK_MS = 250;
+
+/**
+ * The active subscriptions, reloaded when the table changes (its row count or latest `updated_at` moves), so
+ * a change made on any instance reaches this one within a quarter of a second without a message.
+ */
+export class DispatchSubscriptions {
+  private byId = new Map<string, DispatchSubscription>();
+  private signature = '';
+  private checkedAt = 0;
+  private loading: Promise<void> | undefined;
+
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly cipher: EventCipher,
+  ) {}
+
+  get(id: string): DispatchSubscription | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Active webhook subscriptions with batching on. */
+  batching(): DispatchSubscription[] {
+    return [...this.byId.values()].filter((s) => s.batch !== undefined);
+  }
+
+  async refresh(force = false): Promise<void> {
+    if (!force && Date.now() - this.checkedAt < CHECK_MS) return;
+    if (this.loading) return this.loading;
+    this.loading = this.load(force).finally(() => {
+      this.loading = undefined;
+    });
+    return this.loading;
+  }
+
+  private async load(force: boolean): Promise<void> {
+    this.checkedAt = Date.now();
+    const head = await this.db
+      .selectFrom('subscriptions')
+      .select([(eb) => eb.fn.countAll<number>().as('n'), sql<string | null>`max(updated_at)`.as('latest')])
+      .executeTakeFirst();
+    const signature = `${Number(head?.n ?? 0)}:${head?.latest ?? ''}`;
+    if (!force && signature === this.signature) return;
+    const rows = await this.db.selectFrom('subscriptions').selectAll().where('status', '=', 'active').execute();
+    const next = new Map<string, DispatchSubscription>();
+    for (const row of rows) {
+      const batch = parse<{ enabled?: boolean; max_batch_size?: number; max_wait_time_seconds?: number }>(
+        row.batch_config,
+        {},
+      );
+      next.set(row.id, {
+        id: row.id,
+        method: row.delivery_method === 'plugin' ? 'plugin' : 'webhook',
+        url: row.webhook_url,
+        secret: this.openSecret(row.webhook_secret),
+        retry: { ...DEFAULT_RETRY_POLICY, ...parse<Partial<RetryPolicy>>(row.retry_policy, {}) },
+        timeoutMs: Math.max(1, Number(row.timeout_seconds)) * 1000,
+        batch:
+          batch.enabled === true && row.delivery_method !== 'plugin'
+            ? {
+                maxSize: Math.max(1, batch.max_batch_size ?? 100),
+                maxWaitMs: Math.max(0, batch.max_wait_time_seconds ?? 5) * 1000,
+              }
+            : undefined,
+      });
+    }
+    this.byId = next;
+    this.signature = signature;
+  }
+
+  private openSecret(sealed: string | null): string | null {
+    if (sealed === null) return null;
+    try {
+      return this.cipher.open(sealed);
+    } catch {
+      return null;
+    }
+  }
+}
+
+function parse<T>(text: string, fallback: T): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}

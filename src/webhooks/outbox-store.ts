@@ -1,0 +1,276 @@
+import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { EventCipher } from '../events/event-cipher.js';
+import type { Dialect } from '../storage/database.js';
+import type { Tables } from '../storage/tables.js';
+import type { DeliverableEvent } from './webhook-payload.js';
+
+/** An outbox row this instance holds a lease on. */
+export interface ClaimedDelivery {
+  id: string;
+  event_id: string;
+  subscription_id: string;
+  sequence: number;
+  priority: number;
+  attempts: number;
+  replay_id: string | null;
+}
+
+export interface ClaimFilter {
+  /** Subscriptions not to claim for now (saturated here, or batching: claimed by their own rule). */
+  exclude: readonly string[];
+  /** Plugin subscriptions with a consumer on this instance; other plugin rows are left to other instances. */
+  pluginSubscriptions: readonly string[];
+}
+
+const CHUNK = 500;
+const CLAIMED = ['id', 'event_id', 'subscription_id', 'sequence', 'priority', 'attempts', 'replay_id'] as const;
+
+/**
+ * The dispatcher's reads and writes of `event_outbox`. A claim takes due rows — pending ones whose time has
+ * come, and `delivering` ones whose lease expired (their instance died) — highest priority first, then by
+ * sequence, and leases them in one statement. PostgreSQL: the candidate rows are locked with
+ * `FOR UPDATE SKIP LOCKED`, so instances claiming at once never take the same row. SQLite: one writer, so the
+ * statement is atomic as it is.
+ */
+export class OutboxStore {
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly dialect: Dialect,
+    private readonly cipher: EventCipher,
+  ) {}
+
+  async claim(
+    owner: string,
+    leaseUntil: string,
+    now: string,
+    limit: number,
+    filter: ClaimFilter,
+    subscriptionId?: string,
+  ): Promise<ClaimedDelivery[]> {
+    if (limit <= 0) return [];
+    const due = (eb: ExpressionBuilder<Tables, 'event_outbox'>) => {
+      const all = [
+        eb.or([
+          eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now)]),
+          eb.and([eb('status', '=', 'delivering'), eb('lease_until', '<', now)]),
+        ]),
+      ];
+      if (subscriptionId !== undefined) all.push(eb('subscription_id', '=', subscriptionId));
+      else {
+        all.push(
+          eb(
+            'subscription_id',
+            'in',
+            eb
+              .selectFrom('subscriptions')
+              .select('id')
+              .where('status', '=', 'active')
+              .where((s) =>
+                filter.pluginSubscriptions.length === 0
+                  ? s('delivery_method', '=', 'webhook')
+                  : s.or([s('delivery_method', '=', 'webhook'), s('id', 'in', [...filter.pluginSubscriptions])]),
+              ),
+          ),
+        );
+        if (filter.exclude.length > 0) all.push(eb('subscription_id', 'not in', [...filter.exclude]));
+      }
+      return eb.and(all);
+    };
+    let candidates = this.db
+      .selectFrom('event_outbox')
+      .select('id')
+      .where(due)
+      .orderBy('priority', 'desc')
+      .orderBy('sequence', 'asc')
+      .limit(limit);
+    if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
+    const rows = await this.db
+      .updateTable('event_outbox')
+      .set({ status: 'delivering', lease_owner: owner, lease_until: leaseUntil, updated_at: now })
+      .where('id', 'in', candidates)
+      .returning([...CLAIMED])
+      .execute();
+    for (const r of rows) r.sequence = Number(r.sequence);
+    return rows.sort((a, b) => b.priority - a.priority || a.sequence - b.sequence);
+  }
+
+  /** How much a batching subscription has waiting: due rows, the oldest due time, whether any is a retry. */
+  async batchBacklog(
+    subscriptionId: string,
+    now: string,
+  ): Promise<{ due: number; oldest: string | null; retrying: boolean }> {
+    const row = await this.db
+      .selectFrom('event_outbox')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('n'),
+        eb.fn.min('next_attempt_at').as('oldest'),
+        eb.fn.max('attempts').as('tries'),
+      ])
+      .where('subscription_id', '=', subscriptionId)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now)]),
+          eb.and([eb('status', '=', 'delivering'), eb('lease_until', '<', now)]),
+        ]),
+      )
+      .executeTakeFirst();
+    return {
+      due: Number(row?.n ?? 0),
+      oldest: (row?.oldest as string | null | undefined) ?? null,
+      retrying: Number(row?.tries ?? 0) > 0,
+    };
+  }
+
+  /** Gives rows back untried (shutdown, more than this instance can send soon): due again at once. */
+  async release(owner: string, ids: readonly string[], now: string): Promise<void> {
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      await this.db
+        .updateTable('event_outbox')
+        .set({ status: 'pending', lease_owner: null, lease_until: null, next_attempt_at: now, updated_at: now })
+        .where('id', 'in', ids.slice(i, i + CHUNK))
+        .where('lease_owner', '=', owner)
+        .where('status', '=', 'delivering')
+        .execute();
+    }
+  }
+
+  /** Extends the leases of the rows this instance still holds (only those: a row it lost is not kept alive). */
+  async renew(owner: string, ids: readonly string[], leaseUntil: string): Promise<number> {
+    let renewed = 0;
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const result = await this.db
+        .updateTable('event_outbox')
+        .set({ lease_until: leaseUntil })
+        .where('id', 'in', ids.slice(i, i + CHUNK))
+        .where('lease_owner', '=', owner)
+        .where('status', '=', 'delivering')
+        .executeTakeFirst();
+      renewed += Number(result.numUpdatedRows);
+    }
+    return renewed;
+  }
+
+  /** The events of claimed rows, ready to send (data decrypted); purged events are missing from the map. */
+  async events(ids: readonly string[]): Promise<Map<string, DeliverableEvent>> {
+    const out = new Map<string, DeliverableEvent>();
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      const rows = await this.db
+        .selectFrom('events')
+        .select([
+          'event_id',
+          'event_type',
+          'source',
+          'timestamp',
+          'priority',
+          'sequence',
+          'data',
+          'data_encrypted',
+          'correlation_id',
+          'expires_at',
+        ])
+        .where('event_id', 'in', unique.slice(i, i + CHUNK))
+        .execute();
+      for (const r of rows) {
+        out.set(r.event_id, {
+          event_id: r.event_id,
+          event_type: r.event_type,
+          source: r.source,
+          timestamp: r.timestamp,
+          priority: r.priority,
+          sequence: Number(r.sequence),
+          dataJson: r.data_encrypted === 1 ? this.cipher.open(r.data) : r.data,
+          correlation_id: r.correlation_id,
+          expires_at: r.expires_at,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** `emitted` → `processing` for events whose deliveries started. */
+  async markProcessing(eventIds: readonly string[]): Promise<void> {
+    const unique = [...new Set(eventIds)];
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      await this.db
+        .updateTable('events')
+        .set({ status: 'processing' })
+        .where('event_id', 'in', unique.slice(i, i + CHUNK))
+        .where('status', '=', 'emitted')
+        .execute();
+    }
+  }
+
+  /**
+   * `processing` → `processed` | `failed` for those of these events whose own deliveries (not replays) are
+   * all settled. Run after the settling writes committed: with several instances, whichever commits last
+   * sees every other's rows settled, so an event is never left `processing`.
+   */
+  async finalizeEvents(eventIds: readonly string[]): Promise<void> {
+    const unique = [...new Set(eventIds)];
+    for (let i = 0; i < unique.length; i += CHUNK) {
+      await this.db
+        .updateTable('events')
+        .set((eb) => ({
+          status: eb
+            .case()
+            .when(
+              eb.exists(
+                eb
+                  .selectFrom('event_outbox as o')
+                  .select('o.id')
+                  .whereRef('o.event_id', '=', 'events.event_id')
+                  .where('o.status', '=', 'failed')
+                  .where('o.replay_id', 'is', null),
+              ),
+            )
+            .then('failed')
+            .else('processed')
+            .end(),
+        }))
+        .where('event_id', 'in', unique.slice(i, i + CHUNK))
+        .where('status', 'in', ['emitted', 'processing'])
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('event_outbox as o')
+                .select('o.id')
+                .whereRef('o.event_id', '=', 'events.event_id')
+                .where('o.status', 'in', ['pending', 'delivering'])
+                .where('o.replay_id', 'is', null),
+            ),
+          ),
+        )
+        .execute();
+    }
+  }
+
+  /**
+   * Drops pending deliveries of expired events (ones no instance claims, e.g. of a paused subscription);
+   * answers the events concerned.
+   */
+  async dropExpired(now: string, limit: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('event_outbox')
+      .innerJoin('events', 'events.event_id', 'event_outbox.event_id')
+      .select(['event_outbox.id', 'event_outbox.event_id'])
+      .where('event_outbox.status', '=', 'pending')
+      .where('events.expires_at', 'is not', null)
+      .where('events.expires_at', '<=', now)
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return [];
+    await this.db
+      .updateTable('event_outbox')
+      .set({ status: 'dropped', last_error: 'event expired', updated_at: now })
+      .where(
+        'id',
+        'in',
+        rows.map((r) => r.id),
+      )
+      .where('status', '=', 'pending')
+      .execute();
+    return [...new Set(rows.map((r) => r.event_id))];
+  }
+}

@@ -1,0 +1,135 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { create, Parser, type ReadEntry, type TarOptionsWithAliasesAsyncNoFile } from 'tar';
+import { expect } from 'vitest';
+import { newId } from '../../src/kernel/new-id.js';
+import { eventually } from '../helpers/eventually.js';
+import type { TestPlatform } from '../helpers/test-platform.js';
+
+export const backupFolder = (t: TestPlatform) =>
+  resolve(t.platform.context.cfg().storage.data_dir, 'backups');
+
+/** The entries of a tar or tar.gz archive (not encrypted) as text, by path. */
+export async function readArchive(bytes: Buffer): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  await new Promise<void>((done, fail) => {
+    const parser = new Parser({
+      onReadEntry: (entry: ReadEntry) => {
+        if (entry.type !== 'File') return entry.resume();
+        const chunks: Buffer[] = [];
+        entry.on('data', (c: Buffer) => chunks.push(c));
+        entry.on('end', () => files.set(entry.path, Buffer.concat(chunks).toString('utf8')));
+      },
+    });
+    parser.on('end', () => done());
+    parser.on('error', fail);
+    parser.end(bytes);
+  });
+  return files;
+}
+
+/** Polls the task (a restore's id is its task id) until it is no longer running. */
+export async function settledTask(t: TestPlatform, token: string, id: string): Promise<any> {
+  let task: any;
+  const ok = await eventually(async () => {
+    const res = await t.request('GET', `/api/v1/tasks/${id}`, { token });
+    task = res.data?.data;
+    return res.statusCode === 200 && task.status !== 'running';
+  }, 30_000);
+  expect(ok, `task ${id} still running: ${JSON.stringify(task)}`).toBe(true);
+  return task;
+}
+
+export const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * Writes an archive of our own making into the backup folder and adds it to the catalogue as a completed
+ * backup, the way a file replaced on disk would look to the platform. `fill` writes the files into the staged
+ * folder; `entries` (default: everything in it) and `tarOptions` shape the archive (links, `../` paths …).
+ */
+export async function plantArchive(
+  t: TestPlatform,
+  fill: (dir: string, id: string) => void | Promise<void>,
+  options: { pack?: (dir: string) => Promise<Buffer> } = {},
+): Promise<string> {
+  const id = newId('bkp');
+  const dir = mkdtempSync(join(tmpdir(), 'planted-'));
+  try {
+    await fill(dir, id);
+    const bytes = options.pack ? await options.pack(dir) : await packTar({ cwd: dir }, readdirSync(dir));
+    const fileName = `${id}.tar.gz`;
+    mkdirSync(backupFolder(t), { recursive: true });
+    writeFileSync(join(backupFolder(t), fileName), bytes);
+    await t.platform.context.database.db
+      .insertInto('backups')
+      .values({
+        id,
+        name: 'planted',
+        type: 'manual',
+        status: 'completed',
+        includes: JSON.stringify(['configuration', 'database', 'plugins']),
+        file_name: fileName,
+        size_bytes: bytes.length,
+        compression: 1,
+        encryption: 0,
+        sha256: sha256(bytes),
+        duration_ms: 1,
+        created_at: new Date().toISOString(),
+        completed_at: new Date().toISOString(),
+        created_by: 'test',
+        error: null,
+      })
+      .execute();
+    return id;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A gzipped tar of `entries` built by the tar package with the given options (links, `../`, absolute paths …). */
+export async function packTar(options: TarOptionsWithAliasesAsyncNoFile, entries: string[]): Promise<Buffer> {
+  const pack = create({ gzip: true, portable: true, ...options }, entries);
+  const chunks: Buffer[] = [];
+  for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/** A manifest for a planted archive, with the checksums of the files given (path → content). */
+export async function manifestFor(
+  t: TestPlatform,
+  id: string,
+  files: Record<string, string>,
+  tables: Record<string, { rows: number; columns: string[] }> = {},
+) {
+  const migrations = await t.platform.context.database.db
+    .selectFrom('platform_migrations' as never)
+    .select('name' as never)
+    .orderBy('name' as never)
+    .execute();
+  return {
+    format: 'platform-backup/1',
+    backup_id: id,
+    name: 'planted',
+    compression: true,
+    platform_version: '0.1.0',
+    schema_version: migrations.map((m) => (m as { name: string }).name),
+    dialect: t.platform.context.database.dialect,
+    includes: ['configuration', 'database', 'plugins'],
+    skipped: {},
+    created_at: new Date().toISOString(),
+    tables,
+    files: Object.fromEntries(
+      Object.entries(files).map(([p, c]) => [p, { sha256: sha256(c), bytes: Buffer.byteLength(c) }]),
+    ),
+  };
+}
+
+/** Writes `files` (path → content) under `dir`. */
+export function writeTree(dir: string, files: Record<string, string>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+}

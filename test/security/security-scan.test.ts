@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+
+interface Finding {
+  check: string;
+  component: string;
+  severity: string;
+  title: string;
+  affected_resources: string[];
+}
+
+async function finished(t: TestPlatform, token: string, scanId: string) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const res = await t.request('GET', `/api/v1/security/scan/${scanId}`, { token });
+    const scan = res.data.data.scan;
+    if (!['started', 'running'].includes(scan.status) || Date.now() > deadline) return scan;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('security scans', () => {
+  let t: TestPlatform;
+  let admin: string;
+  beforeAll(async () => {
+    t = await startPlatform({ auth: { jwt_secret: 'changeme' }, rate_limits: { enabled: false } });
+    admin = await t.adminToken();
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+  }, 60_000);
+
+  const start = (body: Record<string, unknown>) =>
+    t.request('POST', '/api/v1/security/scan', { token: admin, body });
+
+  it('starts a scan with 202 and finds real problems in configuration and accounts', async () => {
+    await t.request('POST', '/api/v1/admin/users', {
+      token: admin,
+      body: {
+        username: 'dormant-admin',
+        email: 'dormant@example.test',
+        password: 'long-enough-1',
+        roles: ['admin'],
+      },
+    });
+    const owner = await t.createUser('key-holder');
+    await t.request('POST', '/api/v1/auth/api-keys', { token: owner.access, body: { name: 'forgotten' } });
+
+    const res = await start({
+      type: 'full',
+      components: ['plugins', 'configuration', 'permissions'],
+      severity_threshold: 'low',
+    });
+    expect(res.statusCode).toBe(202);
+    expect(res.data.data).toMatchObject({
+      status: 'started',
+      components_to_scan: ['configuration', 'permissions', 'plugins'],
+      estimated_duration_ms: null,
+      severity_threshold: 'low',
+    });
+    const scanId = res.data.data.scan_id as string;
+    expect(scanId).toMatch(/^scn_/);
+
+    const scan = await finished(t, admin, scanId);
+    expect(scan.status).toBe('completed');
+    expect(scan.duration_ms).toBeGreaterThanOrEqual(0);
+    const findings = scan.findings as Finding[];
+    const titled = (part: string) => findings.find((f) => f.title.includes(part));
+    expect(titled('Weak JWT signing secret')).toMatchObject({
+      severity: 'critical',
+      component: 'configuration',
+      affected_resources: ['config:auth.jwt_secret'],
+    });
+    expect(titled('Webhooks may target private addresses')?.severity).toBe('high');
+    expect(titled('Rate limiting is off')?.severity).toBe('medium');
+    expect(titled('Event encryption key')?.affected_resources).toEqual(['config:events.encryption_key']);
+    expect(titled('Backups cannot be encrypted')).toBeTruthy();
+    expect(titled("Administrator 'dormant-admin' has never logged in")?.severity).toBe('medium');
+    expect(titled('The first administrator still has its initial password')).toMatchObject({
+      severity: 'high',
+      affected_resources: ['user:admin'],
+    });
+    expect(titled("API key 'forgotten' of 'key-holder' has never been used")?.severity).toBe('low');
+    expect(findings.find((f) => f.title.includes("'admin' has never logged in"))).toBeUndefined();
+
+    const plugins = scan.checks.find((c: { component: string }) => c.component === 'plugins');
+    expect(['skipped', 'passed', 'failed']).toContain(plugins.status);
+    if (plugins.status === 'skipped') expect(plugins.reason).toMatch(/plugin/);
+    expect(scan.summary.total_findings).toBe(findings.length);
+    expect(scan.summary.by_severity.critical).toBeGreaterThanOrEqual(1);
+
+    const status = (await t.request('GET', '/api/v1/security/status', { token: admin })).data.data;
+    expect(status).toMatchObject({ last_scan: scan.completed_at, last_scan_id: scanId, status: 'critical' });
+
+    const again = await start({});
+    expect(again.data.data.estimated_duration_ms).toBe(scan.duration_ms);
+    expect(again.data.data.components_to_scan).toEqual(['configuration', 'permissions', 'plugins']);
+    await finished(t, admin, again.data.data.scan_id);
+  });
+
+  it('leaves findings below severity_threshold out of the result and counts them', async () => {
+    const res = await start({ components: ['configuration', 'permissions'], severity_threshold: 'high' });
+    const scan = await finished(t, admin, res.data.data.scan_id);
+    expect(scan.findings.length).toBeGreaterThan(0);
+    expect(scan.findings.every((f: Finding) => ['high', 'critical'].includes(f.severity))).toBe(true);
+    expect(scan.summary.below_threshold).toBeGreaterThan(0);
+    expect(scan.components_to_scan).toEqual(['configuration', 'permissions']);
+  });
+
+  it('runs as a security_scan task, audited', async () => {
+    const res = await start({ type: 'quick' });
+    expect(res.data.data.components_to_scan).toEqual(['configuration']);
+    const scanId = res.data.data.scan_id as string;
+    await finished(t, admin, scanId);
+    // The task ends just after the scan row: its runner records the handler's return.
+    const deadline = Date.now() + 5000;
+    let task = await t.request('GET', `/api/v1/tasks/${scanId}`, { token: admin });
+    while (task.data.data?.status === 'running' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 25));
+      task = await t.request('GET', `/api/v1/tasks/${scanId}`, { token: admin });
+    }
+    expect(task.statusCode).toBe(200);
+    expect(task.data.data).toMatchObject({ id: scanId, type: 'security_scan', status: 'completed' });
+    const audit = await t.request(
+      'GET',
+      `/api/v1/admin/audit-log?action=security.scan&resource_id=${scanId}`,
+      {
+        token: admin,
+      },
+    );
+    expect(audit.data.data.audit_entries).toHaveLength(1);
+  });
+
+  it('validates the request and answers 404 for an unknown scan', async () => {
+    expect((await start({ components: ['network'] })).statusCode).toBe(422);
+    expect((await start({ severity_threshold: 'extreme' })).statusCode).toBe(422);
+    expect((await start({ type: 'full', extra: true })).statusCode).toBe(422);
+    const missing = await t.request('GET', '/api/v1/security/scan/scn_nope', { token: admin });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.data.error.code).toBe('RESOURCE_NOT_FOUND');
+    const u = await t.createUser('scan-peeker');
+    expect((await t.request('POST', '/api/v1/security/scan', { token: u.access, body: {} })).statusCode).toBe(
+      403,
+    );
+  });
+});
+
+describe('security scans on a hardened configuration', () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startPlatform({
+      auth: { jwt_secret: 'k9VxQ2mB7rT4wZ8pL1sN6dF3hJ0cY5gA' },
+      events: { encryption_key: 'wq3Zb8T1nKx6Yp2Rv9Lm4Hc7Fs0Dj5Ga1Ue8Ni3Ko6Q=' },
+      backups: { encryption_key: 'a-long-backup-passphrase-4821' },
+      webhooks: { allow_private_targets: false },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+  }, 60_000);
+
+  it('finds nothing in the configuration', async () => {
+    const token = await t.adminToken();
+    const res = await t.request('POST', '/api/v1/security/scan', {
+      token,
+      body: { components: ['configuration'] },
+    });
+    const scan = await finished(t, token, res.data.data.scan_id);
+    expect(scan.status).toBe('completed');
+    expect(scan.findings).toEqual([]);
+    expect(scan.checks.every((c: { status: string }) => c.status === 'passed')).toBe(true);
+  });
+});
