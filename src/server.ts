@@ -70,6 +70,7 @@ import { TaskStore } from './tasks/task-store.js';
 import { bootstrapAdmin } from './users/bootstrap-admin.js';
 import { registerUserModule } from './users/register-user-module.js';
 import { UserStore } from './users/user-store.js';
+import { registerWebhookModule } from './webhooks/register-webhook-module.js';
 
 export interface Platform {
   readonly app: App;
@@ -277,7 +278,8 @@ async function assemble(
   // Before the services stop at close: a planned restart is dropped, one under way finishes first.
   app.addHook('onClose', () => systemRestart.close());
   registerRestartRoutes(app, { restart: systemRestart, audit });
-  await registerEventSystem(context);
+  const eventSystem = await registerEventSystem(context);
+  registerWebhookModule(context, eventSystem);
   const mailer = new Mailer(cfg, app.log);
   registry.register(mailer);
   registerUserModule(context, { hasher, mailer });

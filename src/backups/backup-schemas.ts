@@ -139,8 +139,29 @@ export const RestoreStartedView = Type.Object({
   }),
 });
 
-export const ArchiveFile = Type.String({
-  format: 'binary',
-  description:
-    'The archive: application/gzip (.tar.gz), application/x-tar (.tar), or application/octet-stream when encrypted',
-});
+const binary = Type.String({ format: 'binary' });
+
+/** The download: the archive file itself, not enveloped. */
+export const ArchiveFile = {
+  description: 'The archive: .tar.gz, plain .tar without compression, or the encrypted form',
+  content: {
+    'application/gzip': { schema: binary },
+    'application/x-tar': { schema: binary },
+    'application/octet-stream': { schema: binary },
+  },
+  headers: {
+    'Content-Disposition': { type: 'string', description: 'attachment; filename="<backup id>.tar.gz"' },
+    'X-Backup-Sha256': {
+      type: 'string',
+      description: 'SHA-256 of the file, as recorded when it was written',
+    },
+  },
+};
+
+/** Domain errors of the backup routes (the gates' own errors are added to every route by the OpenAPI module). */
+const envelope = { $ref: 'ErrorEnvelope#' };
+/** 409 BACKUP_IN_PROGRESS (another backup or restore runs) or RESOURCE_CONFLICT (the backup is not completed). */
+export const Busy = { 409: envelope };
+/** 422 BACKUP_INVALID (verification failed), BACKUP_KEY_REQUIRED, or VALIDATION_ERROR (no confirmation). */
+export const Refused = { 422: envelope };
+export const NotFound = { 404: envelope };

@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { type Access, describeAccess } from './access.js';
 import type { App } from './app-type.js';
 import { ErrorEnvelope } from './envelope.js';
+import { boundInput } from './input-bounds.js';
 
 const require = createRequire(import.meta.url);
 
@@ -47,6 +48,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After',
 };
 
+const JWT_DESCRIPTION =
+  'A JWT access token (HS256, 15 minutes) from POST /api/v1/auth/login, following the JSON Web Token Best ' +
+  'Current Practices of RFC8725: the algorithm is fixed (`none` and others are refused), and `exp`, `sub`, ' +
+  '`sid` and `jti` are required and checked.';
+
 const header = (description: string, type: 'string' | 'integer' = 'integer') => ({ type, description });
 const REQUEST_ID_HEADER = {
   'X-Request-Id': header('The request id (echoed when the client sent a well-formed one)', 'string'),
@@ -79,12 +85,27 @@ function describeResponse(response: unknown, code: string, r: RouteTraits): unkn
     : { ...declared, 'x-response-description': description, headers };
 }
 
+interface OpenApiObject {
+  paths?: Record<string, Record<string, { tags?: string[] }>>;
+  tags?: { name: string }[];
+}
+
+/** Declares every tag the operations use at the top level, so readers can group and describe them. */
+function withTagList(doc: OpenApiObject): OpenApiObject {
+  const names = new Set<string>();
+  for (const item of Object.values(doc.paths ?? {}))
+    for (const op of Object.values(item)) for (const tag of op.tags ?? []) names.add(tag);
+  const tags = [...names].sort().map((name) => ({ name, description: `Operations of the ${name} area` }));
+  return { ...doc, tags };
+}
+
 /**
  * OpenAPI 3.1 generated from the route schemas. Each route's access rule is written into its description and
  * security requirement, and the error envelope is added for every error status it can answer with.
  */
 export async function registerOpenApi(app: App, version: string): Promise<void> {
   app.addSchema(ErrorEnvelope);
+  const described = new WeakSet<object>();
   app.addHook('onRoute', (route) => {
     const url = route.url;
     if (
@@ -98,8 +119,13 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
       return;
     }
     if (!route.schema || route.schema.hide) return;
-    const rule = route.config?.access;
     const schema = route.schema as Record<string, unknown>;
+    // The HEAD twin of a GET route shares its schema object: describe it once.
+    if (described.has(schema)) return;
+    described.add(schema);
+    for (const part of ['body', 'querystring', 'params', 'headers'])
+      if (schema[part]) schema[part] = boundInput(schema[part]);
+    const rule = route.config?.access;
     const traits: RouteTraits = {
       rule,
       hasBody: Boolean(schema['body']),
@@ -118,7 +144,9 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
     schema['response'] = responses;
     if (rule) {
       schema['description'] = [schema['description'], describeAccess(rule)].filter(Boolean).join('\n\n');
-      if (rule.kind !== 'public') schema['security'] = [{ bearerAuth: [] }, { apiKeyAuth: [] }];
+      if (rule.kind === 'admin' || rule.kind === 'admin-role')
+        schema['security'] = [{ adminBearerAuth: [] }, { adminApiKeyAuth: [] }];
+      else if (rule.kind !== 'public') schema['security'] = [{ bearerAuth: [] }, { apiKeyAuth: [] }];
       else schema['security'] = [];
     }
   });
@@ -133,16 +161,34 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
           'A plugin-based application platform: status, configuration, users, plugins, tasks, services, caches, ' +
           'backups, security operations, and an event system delivering by webhook, WebSocket and server-sent events.',
         license: { name: 'MIT', identifier: 'MIT' },
+        contact: { name: 'Platform maintainers' },
       },
-      servers: [{ url: '/' }],
+      // The same origin that serves the platform; the interface is meant for its clients, not internal only.
+      servers: [{ url: '/', 'x-internal': false } as { url: string }],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: JWT_DESCRIPTION },
+          apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (`plat_…`).' },
+          // Admin operations name their own schemes: the mechanism is the same, but only an admin's credential
+          // with the area's admin scope is accepted, which a client can tell from the document.
+          adminBearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: `An administrator's access token. ${JWT_DESCRIPTION}`,
+          },
+          adminApiKeyAuth: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-API-Key',
+            description: 'An API key of an administrator, carrying the admin scope of the area.',
+          },
         },
       },
       security: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
     },
+    transformObject: (document) =>
+      withTagList((document as { openapiObject: OpenApiObject }).openapiObject) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json['$id'] ?? `def-${i}`) },
   });
 

@@ -31,6 +31,8 @@ export class LatencyHistogram {
     for (let i = 0; i < BUCKETS; i++) {
       seen += this.counts[i] ?? 0;
       if (seen >= rank) {
+        // The last bucket is open-ended: the largest value is the only bound known for it.
+        if (i === BUCKETS - 1) return this.maxMs;
         // The bucket holds (lower, upper]; its geometric middle is within 1 % of anything inside it.
         const upper = MIN_MS * GROWTH ** i;
         return Math.min(this.maxMs, i === 0 ? upper : upper / Math.sqrt(GROWTH));

@@ -6,6 +6,7 @@ import * as metricsLogs from './migrations/0004-metrics-logs.js';
 import * as admin from './migrations/0005-admin.js';
 import * as backups from './migrations/0006-backups.js';
 import * as webhooks from './migrations/0007-webhooks.js';
+import * as plugins from './migrations/0008-plugins.js';
 
 /**
  * Every migration, in order. Feature modules add their own file under `storage/migrations/` and a line here;
@@ -19,4 +20,5 @@ export const migrationList: Record<string, Migration> = {
   '0005-admin': admin,
   '0006-backups': backups,
   '0007-webhooks': webhooks,
+  '0008-plugins': plugins,
 };

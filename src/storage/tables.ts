@@ -2,6 +2,7 @@ import type { BackupTables } from '../backups/backup-tables.js';
 import type { EventTables } from '../events/event-tables.js';
 import type { LogTables } from '../logs/log-tables.js';
 import type { MetricsTables } from '../metrics/metrics-tables.js';
+import type { PluginTables } from '../plugins/plugin-tables.js';
 import type { SecurityTables } from '../security/security-tables.js';
 import type { TaskTables } from '../tasks/task-tables.js';
 
@@ -107,7 +108,8 @@ export interface Tables
     BackupTables,
     MetricsTables,
     LogTables,
-    TaskTables {
+    TaskTables,
+    PluginTables {
   users: UsersTable;
   sessions: SessionsTable;
   refresh_tokens: RefreshTokensTable;

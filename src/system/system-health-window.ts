@@ -91,10 +91,9 @@ export function collectorTotals(registry: ServiceRegistry): RequestTotals | unde
   if (!registry.has('metrics_collector')) return undefined;
   const collector = registry.get('metrics_collector');
   if (!(collector instanceof MetricsCollector)) return undefined;
-  const totals: RequestTotals = { count: 0, sumMs: 0, errors: 0 };
+  const { overall } = collector.requests;
+  const totals: RequestTotals = { count: overall.count, sumMs: overall.sumMs, errors: 0 };
   for (const route of collector.requests.routeFigures()) {
-    totals.count += route.count;
-    totals.sumMs += route.sumMs;
     for (const [status, n] of route.byStatus) if (status >= 500) totals.errors += n;
   }
   return totals;

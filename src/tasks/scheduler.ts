@@ -257,7 +257,9 @@ export class Scheduler implements PlatformService {
     const following = job.cron.nextRun(occurrence);
     const gap = following ? following.getTime() - occurrence.getTime() : 60_000;
     const ttl = Math.max(250, gap - Math.min(gap / 2, 30_000));
-    const lock = await this.deps.shared.tryLock(`scheduler:${job.name}`, Math.round(ttl));
+    // The expression is part of the name, so a job rescheduled with another expression is not held back by
+    // the lock of its old schedule.
+    const lock = await this.deps.shared.tryLock(`scheduler:${job.name}:${job.pattern}`, Math.round(ttl));
     if (!lock) {
       job.stats.skipped += 1;
       return;

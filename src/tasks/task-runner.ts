@@ -8,7 +8,7 @@ import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import { TaskExecution, type TaskLogLevel, type TaskStep, type TaskStepStatus } from './task-execution.js';
-import type { TaskRow, TaskStatus, TaskStore } from './task-store.js';
+import type { TaskRow, TaskStore } from './task-store.js';
 import { type TaskViewData, taskView } from './task-view.js';
 
 export type { TaskLogLevel, TaskStep, TaskStepStatus } from './task-execution.js';

@@ -64,7 +64,7 @@ export class DeliveryRecorder {
       outbox: OutboxStore;
       errorThreshold: () => number;
       /** Subscriptions this write moved to `error` (the emit path must stop queueing for them). */
-      onSubscriptionError: (ids: string[]) => void;
+      onSubscriptionError: (ids: string[]) => Promise<void>;
       /** Results whose rows were written (or given up), so the dispatcher stops holding them. */
       onWritten: (results: DeliveryResult[]) => void;
       reportError: (err: unknown) => void;
@@ -144,11 +144,12 @@ export class DeliveryRecorder {
       errored = await updateSubscriptions(trx, live, now, this.deps.errorThreshold());
     });
     this.written += batch.length;
+    // First, so that the emit path stops queueing for them as soon as possible.
+    if (errored.length > 0) await this.deps.onSubscriptionError(errored);
     const settledEvents = live
       .filter((r) => r.outcome !== 'retry' && r.delivery.replay_id === null)
       .map((r) => r.delivery.event_id);
     if (settledEvents.length > 0) await this.deps.outbox.finalizeEvents(settledEvents);
-    if (errored.length > 0) this.deps.onSubscriptionError(errored);
     const settled: SettledDelivery[] = live
       .filter((r) => r.outcome !== 'retry')
       .map((r) => ({

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dependencyOrder, describeTables, type LooseDb } from '../../src/backups/database-schema.js';
 import type { PlatformEventMap } from '../../src/kernel/platform-events.js';
+import { backend } from '../helpers/backends.js';
 import { ADMIN_PASSWORD, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 import { plantArchive, readArchive, settledTask, sha256, writeTree } from './backup-fixtures.js';
 
@@ -266,6 +267,28 @@ describe('restoring a backup', () => {
       await held?.();
     }
   });
+
+  // Embedded mode is one process by design (its locks live in memory); across instances needs the cluster.
+  if (backend === 'cluster') {
+    it('refuses a backup on one instance while another instance of the cluster writes one', async () => {
+      const other = await startPlatform({}, { storage: t.storage });
+      try {
+        const otherAdmin = (await other.login('admin', ADMIN_PASSWORD)).access;
+        const [a, b] = await Promise.all([
+          t.request('POST', '/api/v1/backup', { token: admin, body: {} }),
+          other.request('POST', '/api/v1/backup', { token: otherAdmin, body: {} }),
+        ]);
+        expect([a.statusCode, b.statusCode].sort()).toEqual([201, 409]);
+        expect([a, b].find((r) => r.statusCode === 409)!.data.error.code).toBe('BACKUP_IN_PROGRESS');
+        // Both instances see the same catalogue and archive folder.
+        const created = [a, b].find((r) => r.statusCode === 201)!.data.data.backup_id;
+        const list = await other.request('GET', '/api/v1/backup', { token: otherAdmin });
+        expect(list.data.data.backups.some((x: { id: string }) => x.id === created)).toBe(true);
+      } finally {
+        await other.close();
+      }
+    });
+  }
 
   it('keeps the plugin folder untouched when plugins are not restored', async () => {
     const pluginDir = join(t.platform.context.cfg().storage.data_dir, 'plugins');

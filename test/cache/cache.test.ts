@@ -91,6 +91,30 @@ describe('cache service', () => {
     expect(await ns.get('y:1')).toBe(3);
   });
 
+  it('reads glob patterns the way Redis does, on L1 and L2 alike', async () => {
+    const cache = cacheOf(t);
+    const ns = cache.namespace('plugin_cache:globs');
+    const keys = ['a:1', 'a:2', 'b:1', 'c:1', 'a:[x]', 'a?', 'a:1/2'];
+    const cases: [string, number][] = [
+      ['a:?', 2],
+      ['a:*', 4],
+      ['[ab]:1', 2],
+      ['[^a]:1', 2],
+      ['[a-b]:?', 3],
+      ['a:\\[x\\]', 1],
+      ['a\\?', 1],
+      ['*/*', 1],
+    ];
+    for (const [glob, expected] of cases) {
+      for (const k of keys) await ns.set(k, k);
+      const pattern = `plugin_cache:globs:${glob}`;
+      expect((await cache.clear(pattern, 'L1')).cleared_keys, `L1 ${glob}`).toBe(expected);
+      if (t.backend === 'cluster')
+        expect((await cache.clear(pattern, 'L2')).cleared_keys, `L2 ${glob}`).toBe(expected);
+      await ns.clear();
+    }
+  });
+
   it('takes pattern and level from the body, and clears only the level asked for', async () => {
     const ns = cacheOf(t).namespace('plugin_cache:levels');
     await ns.set('k', 'v');

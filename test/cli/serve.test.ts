@@ -2,14 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigTree } from '../../src/config/config-tree.js';
 import { provisionStorage } from '../helpers/test-platform.js';
 import { type CliProcess, cliEnv, startCli } from './cli-process.js';
-
-// The projects of vitest.config.ts do not inherit its timeouts (Vitest 3 inline projects); starting a
-// platform on PostgreSQL or spawning the CLI can take longer than the 5 s / 10 s defaults on a busy machine.
-vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const canConnect = (port: number) =>
   new Promise<boolean>((resolve) => {

@@ -10,6 +10,7 @@ import { mergeTrees } from '../../src/config/config-tree.js';
 import { loadBootConfig } from '../../src/config/load-config.js';
 import { createPlatform, type Platform } from '../../src/server.js';
 import { backend, databaseUrl, PG_ADMIN_URL, REDIS_URL } from './backends.js';
+import { type OpenApiDocument, ResponseContractError, ResponseValidator } from './response-validator.js';
 
 export const ADMIN_PASSWORD = 'admin-password-1';
 
@@ -108,6 +109,7 @@ export async function startPlatform(
     await provisioned.cleanup();
     throw err;
   }
+  let responses: ResponseValidator | undefined;
   const request: TestPlatform['request'] = async (method, url, opts = {}) => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     if (opts.token) headers['authorization'] = `Bearer ${opts.token}`;
@@ -119,6 +121,11 @@ export async function startPlatform(
       ...(opts.remoteAddress === undefined ? {} : { remoteAddress: opts.remoteAddress }),
       ...(opts.body === undefined ? {} : { payload: opts.body as object }),
     });
+    // Every response the suite receives must match the OpenAPI document: a drift fails the test that saw it.
+    responses ??= new ResponseValidator(platform.app.swagger() as unknown as OpenApiDocument);
+    const contentType = res.headers['content-type'];
+    const problems = responses.check(method, url, res.statusCode, contentType?.toString(), res.body);
+    if (problems.length > 0) throw new ResponseContractError(problems.join('\n'));
     let data: unknown;
     try {
       data = res.json();

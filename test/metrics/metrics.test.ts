@@ -196,6 +196,30 @@ describe('metrics from a known workload', () => {
   });
 });
 
+describe('events per second', () => {
+  it('samples the event bus throughput when events were emitted', async () => {
+    const t = await startPlatform({ metrics: { sample_interval_seconds: 3600 } });
+    try {
+      const admin = await t.adminToken();
+      const collector = collectorOf(t);
+      await collector.sampleNow();
+      for (let i = 0; i < 5; i++) {
+        const res = await t.request('POST', '/api/v1/events', {
+          token: admin,
+          body: { event_type: 'metrics.test', data: { i } },
+        });
+        expect(res.statusCode).toBe(201);
+      }
+      const values = (await collector.sampleNow()) as Record<string, number>;
+      expect(values['events_per_second']).toBeGreaterThan(0);
+      const idle = (await collector.sampleNow()) as Record<string, number>;
+      expect(idle['events_per_second']).toBe(0);
+    } finally {
+      await t.close();
+    }
+  }, 30_000);
+});
+
 describe('public Prometheus endpoint', () => {
   it('serves /metrics without credentials when metrics.public_prometheus is true', async () => {
     const t = await startPlatform({ metrics: { public_prometheus: true } });

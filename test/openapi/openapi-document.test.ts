@@ -1,10 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
-
-// The projects of vitest.config.ts do not inherit its timeouts (Vitest 3 inline projects); starting a
-// platform on PostgreSQL or spawning the CLI can take longer than the 5 s / 10 s defaults on a busy machine.
-vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 interface Operation {
   operationId?: string;

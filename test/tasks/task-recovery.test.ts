@@ -48,7 +48,9 @@ describe('tasks across a restart, a crash and several instances', { timeout: 30_
     ids.stuck = (await tasks.start('test_stuck', {})).id;
     ids.resumable = (await tasks.start('test_resumable', {})).id;
     await eventually(
-      async () => ((await tasks.get(ids.resumable))?.details as Record<string, unknown>)['checkpoint'] === 7,
+      async () =>
+        ((await tasks.get(ids.resumable))?.details as Record<string, unknown> | undefined)?.['checkpoint'] ===
+        7,
     );
     const began = Date.now();
     await a.platform.close();

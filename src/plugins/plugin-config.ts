@@ -1,0 +1,96 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import { SECRET_MASK } from '../config/config-masking.js';
+import { AppError } from '../http/app-error.js';
+
+// One compiler for every plugin's config_schema: defaults filled in, `secret` known as an annotation.
+const ajv = new Ajv({ useDefaults: true, allErrors: true, strict: false });
+ajv.addKeyword({ keyword: 'secret', schemaType: 'boolean' });
+
+const compiled = new WeakMap<object, ValidateFunction>();
+
+/** Compiles a plugin's config_schema; `error` says why it cannot be used. */
+export function compileConfigSchema(schema: Record<string, unknown>): { validate?: ValidateFunction; error?: string } {
+  const cached = compiled.get(schema);
+  if (cached) return { validate: cached };
+  if (schema['type'] !== undefined && schema['type'] !== 'object') return { error: 'must describe an object' };
+  try {
+    const validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+    return { validate };
+  } catch (err) {
+    return { error: `is not a valid JSON Schema: ${(err as Error).message}` };
+  }
+}
+
+/**
+ * Validates a plugin's configuration against its config_schema and fills in the defaults. A secret written
+ * back as the mask keeps its current value, so a configuration read from the API can be sent back as is.
+ *
+ * @throws AppError VALIDATION_ERROR (422) with `details.field` as `config.<path>`
+ */
+export function validateConfig(
+  schema: Record<string, unknown>,
+  input: Record<string, unknown>,
+  current: Record<string, unknown> = {},
+): Record<string, unknown> {
+  const { validate, error } = compileConfigSchema(schema);
+  if (!validate) {
+    throw new AppError('VALIDATION_ERROR', `The plugin's config_schema ${error}`, {
+      details: { field: 'manifest.config_schema', reason: error },
+    });
+  }
+  const value = unmask(schema, structuredClone(input), current);
+  if (!validate(value)) {
+    const errors = (validate.errors ?? []).map((e) => {
+      const missing = (e.params as { missingProperty?: string }).missingProperty;
+      const extra = (e.params as { additionalProperty?: string }).additionalProperty;
+      const path = [e.instancePath.replace(/^\//, '').replaceAll('/', '.'), missing ?? extra ?? '']
+        .filter(Boolean)
+        .join('.');
+      return {
+        field: path ? `config.${path}` : 'config',
+        reason: e.keyword === 'required' ? 'is required' : extra ? 'unknown field' : (e.message ?? 'is invalid'),
+      };
+    });
+    const first = errors[0] ?? { field: 'config', reason: 'is invalid' };
+    throw new AppError('VALIDATION_ERROR', `Invalid plugin configuration: ${first.field} ${first.reason}`, {
+      details: { field: first.field, reason: first.reason, errors },
+    });
+  }
+  return value;
+}
+
+const propertiesOf = (schema: unknown): Record<string, Record<string, unknown>> => {
+  const props = (schema as { properties?: unknown } | undefined)?.properties;
+  return props && typeof props === 'object' ? (props as Record<string, Record<string, unknown>>) : {};
+};
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The configuration with every value whose schema says `"secret": true` replaced by the mask. */
+export function maskConfig(schema: unknown, config: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...config };
+  for (const [key, sub] of Object.entries(propertiesOf(schema))) {
+    if (!(key in out)) continue;
+    if (sub['secret'] === true) {
+      if (out[key] !== '' && out[key] !== undefined && out[key] !== null) out[key] = SECRET_MASK;
+    } else if (isObject(out[key])) {
+      out[key] = maskConfig(sub, out[key]);
+    }
+  }
+  return out;
+}
+
+function unmask(
+  schema: unknown,
+  input: Record<string, unknown>,
+  current: Record<string, unknown>,
+): Record<string, unknown> {
+  for (const [key, sub] of Object.entries(propertiesOf(schema))) {
+    if (sub['secret'] === true && input[key] === SECRET_MASK && key in current) input[key] = current[key];
+    else if (isObject(input[key]) && isObject(current[key])) {
+      input[key] = unmask(sub, input[key], current[key]);
+    }
+  }
+  return input;
+}

@@ -1,0 +1,79 @@
+/**
+ * What passes between a plugin's realm (its own module, inline or in a worker thread) and the platform: plain,
+ * structured-clonable data only, so the same interface works across a thread boundary.
+ */
+
+export type RouteAccess = 'authenticated' | 'public' | { permission: string };
+
+/** Something a plugin registers during (or after) setup; the platform calls its handler with one payload. */
+export type Registration =
+  | { kind: 'route'; method: string; path: string; access: RouteAccess }
+  | { kind: 'subscription'; patterns: string[]; name: string }
+  | { kind: 'task'; type: string }
+  | { kind: 'schedule'; name: string; cron: string };
+
+/** Calls from the plugin into the platform, each checked against the manifest's permissions. */
+export type CapabilityOp =
+  | 'events.emit'
+  | 'cache.get'
+  | 'cache.set'
+  | 'cache.delete'
+  | 'cache.clear'
+  | 'storage.get'
+  | 'storage.set'
+  | 'storage.delete'
+  | 'storage.keys'
+  | 'tasks.start';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** An error as it crosses the boundary. `client` marks `ctx.routes.error(...)`: an answer, not a failure. */
+export interface WireError {
+  message: string;
+  name?: string;
+  client?: { code: string; details?: Record<string, unknown> };
+}
+
+/** The platform side of a plugin's `ctx`. */
+export interface ContextPort {
+  call(op: CapabilityOp, args: unknown[]): Promise<unknown>;
+  /** Registers a handler; resolves once the platform has it (setup waits for every registration). */
+  register(registration: Registration, handler: (payload: unknown) => unknown): Promise<void>;
+  log(level: LogLevel, message: string, fields: Record<string, unknown> | undefined): void;
+  health(status: string, details: Record<string, unknown> | undefined): void;
+  /** A call outside the granted permissions (it throws in the plugin as well). */
+  denied(permission: string, what: string): void;
+}
+
+/** The facts a plugin's realm needs to build its `ctx`. */
+export interface RealmInfo {
+  id: string;
+  version: string;
+  permissions: string[];
+  config: Record<string, unknown>;
+}
+
+const CLIENT_ERROR = Symbol.for('platform.plugin.client-error');
+
+/** The error `ctx.routes.error(...)` makes. */
+export function clientError(code: string, message: string, details?: Record<string, unknown>): Error {
+  const err = new Error(message);
+  Object.defineProperty(err, CLIENT_ERROR, { value: { code, ...(details ? { details } : {}) } });
+  return err;
+}
+
+export function toWireError(err: unknown): WireError {
+  if (err instanceof Error) {
+    const client = (err as unknown as Record<symbol, WireError['client']>)[CLIENT_ERROR];
+    return { message: err.message, name: err.name, ...(client ? { client } : {}) };
+  }
+  return { message: typeof err === 'string' ? err : 'the plugin threw a non-Error value' };
+}
+
+/** The error the platform side sees for a wire error; `client` is kept on it. */
+export class PluginCallError extends Error {
+  constructor(readonly wire: WireError) {
+    super(wire.message);
+    this.name = 'PluginCallError';
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The plugin SDK: the types of the `ctx` a plugin's `setup` receives, and `definePlugin`, which only gives a
+ * plugin written in TypeScript its types. Exported by the package as `platform/sdk`; nothing here depends on
+ * the rest of the platform, so a plugin can be type-checked (and bundled) against it alone.
+ *
+ * @example
+ * ```ts
+ * import { definePlugin } from 'platform/sdk';
+ *
+ * export default definePlugin<{ greeting: string }>({
+ *   setup(ctx) {
+ *     ctx.routes.get('/hello/:name', (req) => ({ message: `${ctx.config.greeting}, ${req.params.name}` }));
+ *     ctx.logger.info('hello plugin ready');
+ *   },
+ * });
+ * ```
+ */
+
+/** A capability a plugin asks for in its manifest's `permissions` (`area:*` grants a whole area). */
+export type PluginPermissionName =
+  | 'events:emit'
+  | 'events:subscribe'
+  | 'http:routes'
+  | 'cache:use'
+  | 'storage:use'
+  | 'tasks:register';
+
+export type PluginHealthStatus = 'healthy' | 'degraded' | 'unhealthy';
+
+/** Error codes a route may answer with through `ctx.routes.error` (the platform's catalogue). */
+export type PluginErrorCode = 'VALIDATION_ERROR' | 'RESOURCE_NOT_FOUND' | 'RESOURCE_CONFLICT' | 'AUTHORIZATION_DENIED';
+
+/** What a route handler receives: plain data, the same whether the plugin runs inline or in a worker. */
+export interface PluginRequest {
+  method: string;
+  /** The path below the plugin's prefix, e.g. `/hello/ada` for `/api/v1/ext/greeter/hello/ada`. */
+  path: string;
+  params: Record<string, string>;
+  query: Record<string, string | string[]>;
+  /** Lower-case names; credentials (authorization, x-api-key, cookie) are left out. */
+  headers: Record<string, string>;
+  /** The parsed JSON body, or undefined. */
+  body: unknown;
+  /** The authenticated caller, or null on a public route without credentials. */
+  user: { id: string; username: string; roles: string[]; permissions: string[] } | null;
+  request_id: string;
+  ip: string;
+}
+
+/** A response with a chosen status and headers (`ctx.routes.respond`). */
+export interface PluginResponse {
+  readonly __platform_response: true;
+  status: number;
+  data: unknown;
+  headers: Record<string, string>;
+}
+
+/**
+ * Returning a value answers 200 with it as the envelope's `data`; return `ctx.routes.respond(...)` for another
+ * status, throw `ctx.routes.error(...)` for a client error. Any other throw is a plugin failure (500).
+ */
+export type RouteHandler = (request: PluginRequest) => unknown;
+
+export interface RouteOptions {
+  /** Who may call: an authenticated caller (the default), anyone, or a caller holding a permission. */
+  access?: 'authenticated' | 'public' | { permission: string };
+}
+
+export interface PluginRoutes {
+  get(path: string, handler: RouteHandler, options?: RouteOptions): void;
+  post(path: string, handler: RouteHandler, options?: RouteOptions): void;
+  put(path: string, handler: RouteHandler, options?: RouteOptions): void;
+  patch(path: string, handler: RouteHandler, options?: RouteOptions): void;
+  delete(path: string, handler: RouteHandler, options?: RouteOptions): void;
+  respond(status: number, data?: unknown, headers?: Record<string, string>): PluginResponse;
+  /** An error to throw: answered in the platform's error envelope with this code, not counted as a failure. */
+  error(code: PluginErrorCode, message: string, details?: Record<string, unknown>): Error;
+}
+
+/** An event as plugin subscribers receive it (the body a webhook gets). */
+export interface PluginEvent {
+  event_id: string;
+  event_type: string;
+  source: string;
+  timestamp: string;
+  priority: number;
+  sequence: number;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+
+export interface DeliveryInfo {
+  /** The same across retries of one delivery: use it to handle a delivery once. */
+  delivery_id: string;
+  attempt: number;
+}
+
+/** Resolving is success; throwing is a failed delivery, retried by the subscription's retry policy. */
+export type EventHandler = (event: PluginEvent, delivery: DeliveryInfo) => unknown;
+
+export interface PluginEvents {
+  /** Emits an event with source `plugin:<id>`; its type must match the manifest's `events.emits`. */
+  emit(
+    type: string,
+    data?: Record<string, unknown>,
+    options?: { priority?: number },
+  ): Promise<{ event_id: string; timestamp: string }>;
+  /**
+   * A durable subscription (`delivery_method: plugin`) fed from the outbox: events are delivered at least once,
+   * with retries. `name` (default: the patterns joined) keeps it the same subscription across restarts.
+   */
+  subscribe(patterns: string | string[], handler: EventHandler, options?: { name?: string }): Promise<void>;
+}
+
+/** The plugin's own namespace of the platform cache (`plugin_cache:<id>`). Values are JSON. */
+export interface PluginCache {
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown, ttlSeconds?: number): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  /** Removes keys matching a glob (default all); resolves to how many. */
+  clear(pattern?: string): Promise<number>;
+}
+
+/** Persistent key-value storage of the plugin, kept across restarts and updates, removed on uninstall. */
+export interface PluginStorage {
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  /** Keys, sorted, optionally only those starting with `prefix`. */
+  keys(prefix?: string): Promise<string[]>;
+}
+
+export interface PluginTask {
+  task_id: string;
+  /** The full type, `<plugin id>:<type>`. */
+  type: string;
+  details: Record<string, unknown>;
+}
+
+export interface PluginTasks {
+  /** Registers the handler of task type `<plugin id>:<type>`; what it returns becomes the task's result. */
+  register(type: string, handler: (task: PluginTask) => unknown): void;
+  /** Starts a task of a type this plugin registered; see it at `GET /api/v1/tasks/{task_id}`. */
+  start(type: string, details?: Record<string, unknown>): Promise<{ task_id: string }>;
+  /**
+   * Runs `handler` on a cron expression (5 fields, or 6 with seconds first; UTC). In a cluster exactly one
+   * instance runs each occurrence.
+   */
+  schedule(name: string, cron: string, handler: (run: { occurrence: string }) => unknown): void;
+}
+
+export interface PluginLogger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface PluginHealth {
+  /** Sets the health the plugin reports; the platform's own view (recent failures) can only make it worse. */
+  report(status: PluginHealthStatus, details?: Record<string, unknown>): void;
+}
+
+/**
+ * What `setup` receives. Every capability checks the manifest's `permissions`; a call outside them throws
+ * (and is recorded as a plugin error).
+ */
+export interface PluginContext<Config = Record<string, unknown>> {
+  readonly plugin: { readonly id: string; readonly version: string; readonly permissions: readonly string[] };
+  /** The configuration, validated against `config_schema` with its defaults (secrets unmasked). */
+  readonly config: Readonly<Config>;
+  readonly events: PluginEvents;
+  readonly routes: PluginRoutes;
+  readonly cache: PluginCache;
+  readonly storage: PluginStorage;
+  readonly tasks: PluginTasks;
+  readonly logger: PluginLogger;
+  readonly health: PluginHealth;
+}
+
+/** The default export of a plugin's main module. */
+export interface PluginDefinition<Config = Record<string, unknown>> {
+  setup(ctx: PluginContext<Config>): void | Promise<void>;
+  /** Called when the plugin is disabled, updated or uninstalled, and when the platform stops. */
+  teardown?(): void | Promise<void>;
+}
+
+/** Returns the definition unchanged: it exists so a TypeScript plugin gets the `ctx` types. */
+export function definePlugin<Config = Record<string, unknown>>(
+  definition: PluginDefinition<Config>,
+): PluginDefinition<Config> {
+  return definition;
+}

@@ -1,0 +1,479 @@
+import type { Kysely } from 'kysely';
+import type { EventCipher } from '../events/event-cipher.js';
+import { decodeEventData } from '../events/event-data.js';
+import { type CompiledSelector, compileSelector } from '../events/event-filters.js';
+import { isValidEventType } from '../events/event-type.js';
+import { isValidPattern } from '../events/pattern-matcher.js';
+import { AppError, notFound } from '../http/app-error.js';
+import { newId, nowIso } from '../kernel/new-id.js';
+import type { Tables } from '../storage/tables.js';
+import type { TaskActor, TaskContext, TaskRunner } from '../tasks/task-runner.js';
+import { EventSelection, type EventSelector } from './event-selection.js';
+import { SettleWatcher, type Settlement } from './settle-watcher.js';
+import type { WebhookDispatcher } from './webhook-dispatcher.js';
+
+export const EVENT_REPLAY = 'event_replay';
+
+export interface ReplayInput {
+  event_filter?:
+    | {
+        event_types?: string[] | undefined;
+        start_time?: string | undefined;
+        end_time?: string | undefined;
+        correlation_id?: string | undefined;
+      }
+    | undefined;
+  target_subscribers?: string[] | undefined;
+  replay_mode?: 'sequential' | 'parallel' | undefined;
+  delay_between_events_ms?: number | undefined;
+}
+
+/** What a replay task keeps in its details: its parameters, then its progress as it goes. */
+interface ReplayDetails {
+  event_filter: NonNullable<ReplayInput['event_filter']>;
+  target_subscribers: string[];
+  replay_mode: 'sequential' | 'parallel';
+  delay_between_events_ms: number;
+  up_to_sequence: number;
+  events_to_replay: number;
+  phase?: 'started' | 'in_progress';
+  events_replayed?: number;
+  events_skipped?: number;
+  deliveries_queued?: number;
+  deliveries_delivered?: number;
+  deliveries_failed?: number;
+  error_count?: number;
+  errors?: ReplayError[];
+  actor?: string;
+}
+
+interface ReplayError {
+  event_id: string;
+  subscription_id: string;
+  error: string;
+}
+
+interface Target {
+  id: string;
+  ownerId: string;
+  ownerIsAdmin: boolean;
+  selector: CompiledSelector;
+}
+
+export type ReplayStatus = 'started' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
+
+const PAGE = 200;
+const MAX_ERRORS = 100;
+// Parallel replays keep at most this many deliveries queued at once, so a large replay cannot flood the outbox.
+const PARALLEL_WINDOW = 1000;
+
+/**
+ * Event replay (admin): sends stored events again to subscriptions, as the `event_replay` task (so
+ * `DELETE /api/v1/tasks/{id}` cancels it). Each delivery is an outbox row carrying the replay id, so it gets
+ * the dispatcher's retries, leases and attempt records, and an `X-Platform-Replay` header. Sequential mode
+ * waits for every event's deliveries to settle before the next event (order kept per subscription); parallel
+ * mode queues ahead up to a window.
+ */
+export class ReplayService {
+  private readonly selection: EventSelection;
+
+  constructor(
+    private readonly deps: {
+      db: Kysely<Tables>;
+      tasks: TaskRunner;
+      dispatcher: WebhookDispatcher;
+      cipher: EventCipher;
+      concurrency: () => number;
+    },
+  ) {
+    this.selection = new EventSelection(deps.db);
+  }
+
+  /**
+   * Checks the request, counts the events and starts the task.
+   * @throws AppError INVALID_EVENT_TYPE, VALIDATION_ERROR, SUBSCRIPTION_NOT_FOUND, RESOURCE_CONFLICT
+   */
+  async start(input: ReplayInput, actor: TaskActor) {
+    const filter = normalizeFilter(input.event_filter ?? {});
+    const targets = [...new Set(input.target_subscribers ?? [])];
+    await this.checkTargets(targets);
+    const last = await this.deps.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.max('sequence').as('max'))
+      .executeTakeFirst();
+    const upTo = Number(last?.max ?? 0);
+    const total = await this.selection.count({ ...selectorOf(filter), upToSequence: upTo });
+    const mode = input.replay_mode ?? 'sequential';
+    const delay = input.delay_between_events_ms ?? 0;
+    const details: ReplayDetails = {
+      event_filter: filter,
+      target_subscribers: targets,
+      replay_mode: mode,
+      delay_between_events_ms: delay,
+      up_to_sequence: upTo,
+      events_to_replay: total,
+      phase: 'started',
+      actor: actor.username,
+    };
+    const estimate = await this.estimateMinutes(total, mode, delay, targets);
+    const task = await this.deps.tasks.start(EVENT_REPLAY, { ...details }, { actor, id: newId('rpl') });
+    return {
+      replay_id: task.id,
+      task_id: task.id,
+      status: 'started' as const,
+      events_to_replay: total,
+      estimated_duration_minutes: estimate,
+      started_at: task.started_at ?? task.created_at,
+    };
+  }
+
+  /** The status record. @throws AppError RESOURCE_NOT_FOUND */
+  async get(id: string) {
+    const task = await this.deps.tasks.get(id);
+    if (!task || task.type !== EVENT_REPLAY) throw notFound('replay', id);
+    const d = task.details as unknown as ReplayDetails;
+    const total = d.events_to_replay ?? 0;
+    const done = d.events_replayed ?? 0;
+    const status: ReplayStatus =
+      task.status === 'running' ? (d.phase === 'in_progress' ? 'in_progress' : 'started') : task.status;
+    return {
+      replay_id: task.id,
+      task_id: task.id,
+      status,
+      progress: {
+        events_replayed: done,
+        total_events: total,
+        percentage: total === 0 ? (status === 'completed' ? 100 : 0) : Math.round((done / total) * 10_000) / 100,
+      },
+      deliveries: {
+        queued: d.deliveries_queued ?? 0,
+        delivered: d.deliveries_delivered ?? 0,
+        failed: d.deliveries_failed ?? 0,
+      },
+      events_skipped: d.events_skipped ?? 0,
+      event_filter: d.event_filter ?? {},
+      target_subscribers: d.target_subscribers ?? [],
+      replay_mode: d.replay_mode ?? 'sequential',
+      delay_between_events_ms: d.delay_between_events_ms ?? 0,
+      started_at: task.started_at ?? task.created_at,
+      estimated_completion: task.estimated_completion,
+      completed_at: task.completed_at ?? task.cancelled_at,
+      errors: d.errors ?? [],
+      error_count: d.error_count ?? 0,
+      error: task.error,
+    };
+  }
+
+  /** The task handler. */
+  async run(task: TaskContext): Promise<Record<string, unknown>> {
+    const d = task.details as unknown as ReplayDetails;
+    const replayId = task.taskId;
+    const targets = await this.loadTargets(d.target_subscribers);
+    const selector = { ...selectorOf(d.event_filter), upToSequence: d.up_to_sequence };
+    const types = await this.selection.resolveTypes(selector.types);
+    const total = d.events_to_replay;
+    const watcher = new SettleWatcher(this.deps.db, (listener) => this.deps.dispatcher.recorder.onSettled(listener));
+    const tally = { replayed: 0, skipped: 0, queued: 0, delivered: 0, failed: 0, errorCount: 0 };
+    const errors: ReplayError[] = [];
+    const report = () => {
+      task.setDetails({
+        phase: 'in_progress',
+        events_replayed: tally.replayed,
+        events_skipped: tally.skipped,
+        deliveries_queued: tally.queued,
+        deliveries_delivered: tally.delivered,
+        deliveries_failed: tally.failed,
+        error_count: tally.errorCount,
+        errors,
+      });
+      task.progress(total === 0 ? 1 : Math.min(0.999, tally.replayed / total));
+    };
+    const settleAll = (event: string, settled: Settlement[], subscriptions: Map<string, string>) => {
+      for (const s of settled) {
+        if (s.status === 'delivered') tally.delivered += 1;
+        else {
+          tally.failed += 1;
+          tally.errorCount += 1;
+          if (errors.length < MAX_ERRORS) {
+            errors.push({
+              event_id: event,
+              subscription_id: subscriptions.get(s.id) ?? '',
+              error: s.error ?? s.status,
+            });
+          }
+        }
+      }
+      tally.replayed += 1;
+    };
+    const inFlight = new Set<Promise<void>>();
+    report();
+    try {
+      let after = 0;
+      for (;;) {
+        task.signal.throwIfAborted();
+        const page = await this.selection.page(selector, after, PAGE, types);
+        if (page.length === 0) break;
+        for (const event of page) {
+          task.signal.throwIfAborted();
+          after = event.sequence;
+          let data: unknown;
+          const getData = () => {
+            data ??= decodeEventData(event, this.deps.cipher);
+            return data;
+          };
+          const confidential = event.security_level === 'confidential';
+          const matching = targets.filter(
+            (t) =>
+              (!confidential || t.ownerIsAdmin || t.ownerId === event.emitter_id) && t.selector.matches(event, getData),
+          );
+          if (matching.length === 0) {
+            tally.skipped += 1;
+            tally.replayed += 1;
+            report();
+            continue;
+          }
+          const rows = await this.queue(event, matching, replayId, d.actor ?? 'admin');
+          tally.queued += rows.size;
+          this.deps.dispatcher.wake();
+          const waiting = watcher
+            .wait([...rows.keys()], task.signal)
+            .then((settled) => {
+              settleAll(event.event_id, settled, rows);
+              report();
+            });
+          if (d.replay_mode === 'sequential') await waiting;
+          else {
+            inFlight.add(waiting);
+            waiting.catch(() => {}).finally(() => inFlight.delete(waiting));
+            while (inFlight.size > 0 && tally.queued - tally.delivered - tally.failed >= PARALLEL_WINDOW) {
+              await Promise.race(inFlight);
+            }
+          }
+          report();
+          if (d.delay_between_events_ms > 0) await sleep(d.delay_between_events_ms, task.signal);
+        }
+      }
+      await Promise.all(inFlight);
+    } catch (err) {
+      // Cancelled: nothing more is sent. Stopped by a shutdown: what was queued is still delivered.
+      if (task.signal.aborted && (await this.deps.tasks.get(replayId))?.status === 'cancelled') {
+        await this.dropPending(replayId);
+      }
+      throw err;
+    } finally {
+      watcher.close();
+    }
+    report();
+    task.log(
+      'info',
+      `replayed ${tally.replayed} events: ${tally.delivered} deliveries made, ${tally.failed} failed, ` +
+        `${tally.skipped} events matched no target`,
+    );
+    return {
+      events_replayed: tally.replayed,
+      events_skipped: tally.skipped,
+      deliveries_delivered: tally.delivered,
+      deliveries_failed: tally.failed,
+    };
+  }
+
+  /** Queues one event for the matching targets, with its `event_replayed` audit entry, in one transaction. */
+  private async queue(
+    event: { event_id: string; sequence: number; priority: number },
+    targets: Target[],
+    replayId: string,
+    actor: string,
+  ): Promise<Map<string, string>> {
+    const now = nowIso();
+    const rows = targets.map((t) => ({
+      id: newId('dlv'),
+      event_id: event.event_id,
+      subscription_id: t.id,
+      sequence: event.sequence,
+      priority: event.priority,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      lease_owner: null,
+      lease_until: null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+      replay_id: replayId,
+    }));
+    await this.deps.db.transaction().execute(async (trx) => {
+      await trx.insertInto('event_outbox').values(rows).execute();
+      await trx
+        .insertInto('event_audit')
+        .values({
+          id: newId('aud'),
+          event_id: event.event_id,
+          timestamp: now,
+          action: 'event_replayed',
+          actor,
+          details: JSON.stringify({
+            replay_id: replayId,
+            subscription_ids: targets.map((t) => t.id),
+            delivery_ids: rows.map((r) => r.id),
+          }),
+        })
+        .execute();
+    });
+    return new Map(rows.map((r) => [r.id, r.subscription_id]));
+  }
+
+  /** A cancelled replay sends nothing more: its deliveries not yet under way are dropped. */
+  private async dropPending(replayId: string): Promise<void> {
+    await this.deps.db
+      .updateTable('event_outbox')
+      .set({ status: 'dropped', last_error: 'replay cancelled', updated_at: nowIso() })
+      .where('replay_id', '=', replayId)
+      .where('status', '=', 'pending')
+      .execute();
+  }
+
+  private async checkTargets(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const rows = await this.deps.db
+      .selectFrom('subscriptions')
+      .select(['id', 'status'])
+      .where('id', 'in', ids)
+      .execute();
+    const found = new Map(rows.map((r) => [r.id, r.status]));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length > 0) {
+      throw new AppError('SUBSCRIPTION_NOT_FOUND', `Subscription '${missing[0]}' does not exist`, {
+        details: { field: 'target_subscribers', subscription_ids: missing },
+      });
+    }
+    const inactive = ids.filter((id) => found.get(id) !== 'active');
+    if (inactive.length > 0) {
+      throw new AppError(
+        'RESOURCE_CONFLICT',
+        `Subscription '${inactive[0]}' is ${found.get(inactive[0]!)}; enable it before replaying to it`,
+        { details: { field: 'target_subscribers', subscription_ids: inactive } },
+      );
+    }
+  }
+
+  private async loadTargets(ids: string[]): Promise<Target[]> {
+    let q = this.deps.db
+      .selectFrom('subscriptions')
+      .leftJoin('users', 'users.id', 'subscriptions.owner_id')
+      .select([
+        'subscriptions.id',
+        'subscriptions.owner_id',
+        'subscriptions.event_patterns',
+        'subscriptions.filters',
+        'users.roles as owner_roles',
+      ])
+      .where('subscriptions.status', '=', 'active');
+    if (ids.length > 0) q = q.where('subscriptions.id', 'in', ids);
+    const rows = await q.orderBy('subscriptions.id').execute();
+    return rows.map((row) => {
+      const filters = JSON.parse(row.filters) as {
+        source?: string[];
+        priority?: { min?: number; max?: number };
+        data_filters?: Record<string, unknown>;
+      };
+      const roles = row.owner_roles ? (JSON.parse(row.owner_roles) as string[]) : [];
+      return {
+        id: row.id,
+        ownerId: row.owner_id,
+        ownerIsAdmin: roles.includes('admin'),
+        selector: compileSelector({
+          patterns: JSON.parse(row.event_patterns) as string[],
+          source: filters.source,
+          priority: filters.priority,
+          dataFilters: filters.data_filters,
+        }),
+      };
+    });
+  }
+
+  /**
+   * From the latency measured on recent attempts (to these targets when named) and the requested delay;
+   * sequential replays wait for each event, parallel ones spread over the subscriptions' concurrency.
+   */
+  private async estimateMinutes(
+    total: number,
+    mode: 'sequential' | 'parallel',
+    delayMs: number,
+    targets: string[],
+  ): Promise<number> {
+    let recent = this.deps.db
+      .selectFrom('delivery_attempts')
+      .select('latency_ms')
+      .orderBy('created_at', 'desc')
+      .limit(500);
+    if (targets.length > 0) recent = recent.where('subscription_id', 'in', targets);
+    const row = await this.deps.db
+      .selectFrom(recent.as('recent'))
+      .select((eb) => eb.fn.avg<number>('recent.latency_ms').as('avg'))
+      .executeTakeFirst();
+    const latency = Number(row?.avg ?? 0);
+    const perEvent = mode === 'sequential' ? latency + delayMs : latency / this.deps.concurrency() + delayMs;
+    return Math.ceil((total * perEvent) / 60_000);
+  }
+}
+
+function normalizeFilter(filter: NonNullable<ReplayInput['event_filter']>): NonNullable<ReplayInput['event_filter']> {
+  const types = filter.event_types ?? [];
+  const bad = types.find((t) => (t.includes('*') ? !isValidPattern(t) : !isValidEventType(t)));
+  if (bad !== undefined) {
+    throw new AppError('INVALID_EVENT_TYPE', `'${bad.slice(0, 300)}' is not an event type or pattern`, {
+      details: { field: 'event_filter.event_types', value: bad.slice(0, 300) },
+    });
+  }
+  const start = isoOrUndefined(filter.start_time, 'event_filter.start_time');
+  const end = isoOrUndefined(filter.end_time, 'event_filter.end_time');
+  if (start !== undefined && end !== undefined && start > end) {
+    throw new AppError('VALIDATION_ERROR', 'event_filter.start_time is after end_time', {
+      details: { field: 'event_filter.start_time', reason: 'must not be after end_time' },
+    });
+  }
+  return {
+    ...(types.length > 0 ? { event_types: types } : {}),
+    ...(start !== undefined ? { start_time: start } : {}),
+    ...(end !== undefined ? { end_time: end } : {}),
+    ...(filter.correlation_id !== undefined ? { correlation_id: filter.correlation_id } : {}),
+  };
+}
+
+function isoOrUndefined(value: string | undefined, field: string): string | undefined {
+  if (value === undefined) return undefined;
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) {
+    throw new AppError('VALIDATION_ERROR', `${field} must be an ISO 8601 timestamp`, {
+      details: { field, reason: 'must be an ISO 8601 timestamp' },
+    });
+  }
+  return new Date(at).toISOString();
+}
+
+function selectorOf(filter: NonNullable<ReplayInput['event_filter']>): EventSelector {
+  return {
+    types: filter.event_types,
+    start: filter.start_time,
+    end: filter.end_time,
+    correlationId: filter.correlation_id,
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,706 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import type { Kysely } from 'kysely';
+import type { PlatformConfig } from '../config/config-schema.js';
+import type { EventCipher } from '../events/event-cipher.js';
+import { newId, nowIso } from '../kernel/new-id.js';
+import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import type { Dialect } from '../storage/database.js';
+import type { Tables } from '../storage/tables.js';
+import { type DeliveryResult, DeliveryRecorder } from './delivery-recorder.js';
+import { type DispatchSubscription, DispatchSubscriptions } from './dispatch-subscriptions.js';
+import { LatencyWindow } from './latency-window.js';
+import { type ClaimedDelivery, OutboxStore } from './outbox-store.js';
+import type { PluginConsumers } from './plugin-consumers.js';
+import type { PluginSubscriptions } from './plugin-subscriptions.js';
+import { retryDelayMs } from './retry-schedule.js';
+import { batchJson, type DeliverableEvent, eventJson, type WebhookEventPayload } from './webhook-payload.js';
+import { type SendOutcome, WebhookSender } from './webhook-sender.js';
+import { signatureHeaders } from './webhook-signature.js';
+
+interface Item extends ClaimedDelivery {
+  event: DeliverableEvent;
+}
+
+/** The deliveries of one subscription on this instance: claimed and waiting, and in flight. */
+interface Lane {
+  id: string;
+  inFlight: number;
+  queue: Item[];
+}
+
+// Rows taken per claim; a round that fills it runs again at once.
+const CLAIM_LIMIT = 200;
+// In-flight deliveries get this long to finish at shutdown before they are aborted and handed back.
+const STOP_GRACE_MS = 1000;
+// A subscription may hold this many times its concurrency (in flight + waiting) before claims skip it.
+const LANE_DEPTH = 2;
+
+export interface DispatcherDeps {
+  db: Kysely<Tables>;
+  dialect: Dialect;
+  cfg: () => PlatformConfig;
+  cipher: EventCipher;
+  consumers: PluginConsumers;
+  pluginSubscriptions: PluginSubscriptions;
+  version: string;
+  /** Subscriptions the dispatcher put in `error`: the emit path must stop queueing for them. */
+  onSubscriptionError: (ids: string[]) => Promise<void>;
+  reportError: (err: unknown) => void;
+}
+
+/**
+ * The `webhook_dispatcher` service: delivers the outbox to webhook targets and plugin subscribers.
+ *
+ * It claims due rows under a lease (see OutboxStore), keeps one lane per subscription so a slow or dead target
+ * only ever occupies its own `max_concurrency_per_subscription` slots, posts through a keep-alive pool with
+ * private targets refused, and hands every outcome to the DeliveryRecorder. It wakes on every committed
+ * event (here, or on another instance via the bus), when a retry falls due, and on a short poll; leases are
+ * renewed while rows are held, and handed back at shutdown, so a stopped instance's deliveries are picked up
+ * at once and a dead one's when its leases expire.
+ */
+export class WebhookDispatcher implements PlatformService {
+  readonly name = 'webhook_dispatcher';
+  readonly type = 'worker';
+  readonly dependencies = ['database', 'event_store'] as const;
+  readonly recorder: DeliveryRecorder;
+  /** Plugin subscribers: `plugins.subscribe(pluginId, options, consumer)` (see PluginSubscriptions). */
+  readonly plugins: PluginSubscriptions;
+  private readonly outbox: OutboxStore;
+  private readonly subscriptions: DispatchSubscriptions;
+  private owner = '';
+  private running = false;
+  private stopController = new AbortController();
+  private sender: WebhookSender | undefined;
+  private readonly lanes = new Map<string, Lane>();
+  /** Outbox rows held under this instance's lease until their outcome is written or they are handed back. */
+  private readonly held = new Set<string>();
+  private abandoned: string[] = [];
+  private inFlight = 0;
+  private pumping: Promise<void> | undefined;
+  private again = false;
+  private wakeQueued = false;
+  private backlog = false;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private dueTimer: NodeJS.Timeout | undefined;
+  private dueAt = Number.POSITIVE_INFINITY;
+  private readonly latency = new LatencyWindow(2048);
+  private lastError: { at: number; message: string } | undefined;
+  private lastClaimMs = 0;
+  private readonly counts = {
+    claims: 0,
+    claimed: 0,
+    delivered: 0,
+    failed: 0,
+    retried: 0,
+    dropped: 0,
+    attempts: 0,
+    failedAttempts: 0,
+    batches: 0,
+    released: 0,
+  };
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.plugins = deps.pluginSubscriptions;
+    this.outbox = new OutboxStore(deps.db, deps.dialect, deps.cipher);
+    this.subscriptions = new DispatchSubscriptions(deps.db, deps.cipher);
+    this.recorder = new DeliveryRecorder({
+      db: deps.db,
+      outbox: this.outbox,
+      errorThreshold: () => deps.cfg().events.subscription_error_threshold,
+      onSubscriptionError: async (ids) => {
+        await Promise.all([
+          this.subscriptions.refresh(true).catch((err: unknown) => this.fail(err)),
+          deps.onSubscriptionError(ids).catch((err: unknown) => this.fail(err)),
+        ]);
+      },
+      onWritten: (results) => {
+        for (const r of results) this.held.delete(r.delivery.id);
+      },
+      reportError: (err) => this.fail(err),
+    });
+    deps.consumers.onRegister(() => this.wake());
+  }
+
+  /** Looks for due deliveries soon (coalesced): called on every committed event. */
+  wake(): void {
+    if (!this.running || this.wakeQueued) return;
+    this.wakeQueued = true;
+    setImmediate(() => {
+      this.wakeQueued = false;
+      this.pump();
+    });
+  }
+
+  /** Drops pooled connections, so a changed `webhooks.allow_private_targets` applies to every next request. */
+  async resetConnections(): Promise<void> {
+    await this.sender?.reset();
+  }
+
+  async start(): Promise<void> {
+    this.owner = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.stopController = new AbortController();
+    this.sender = new WebhookSender(() => this.deps.cfg().webhooks.allow_private_targets);
+    this.running = true;
+    await this.subscriptions.refresh(true);
+    this.armPoll();
+    this.armHeartbeat();
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    clearTimeout(this.pollTimer);
+    clearTimeout(this.heartbeatTimer);
+    clearTimeout(this.dueTimer);
+    this.dueAt = Number.POSITIVE_INFINITY;
+    while (this.pumping) await this.pumping;
+    await waitFor(() => this.inFlight === 0, STOP_GRACE_MS);
+    this.stopController.abort();
+    await waitFor(() => this.inFlight === 0, 5000);
+    await this.recorder.flush();
+    const leftovers = [...this.abandoned];
+    for (const lane of this.lanes.values()) for (const item of lane.queue) leftovers.push(item.id);
+    this.abandoned = [];
+    this.lanes.clear();
+    try {
+      await this.outbox.release(this.owner, leftovers, nowIso());
+      this.counts.released += leftovers.length;
+    } catch (err) {
+      // Their leases run out instead, and any instance takes them over then.
+      this.fail(err);
+    }
+    this.held.clear();
+    await this.sender?.close();
+    this.sender = undefined;
+  }
+
+  async health(): Promise<ServiceHealth> {
+    const recentError = this.lastError !== undefined && Date.now() - this.lastError.at < 60_000;
+    const recordFailing = this.recorder.failedWrites > 0 && recentError;
+    return {
+      status: !this.running ? 'unhealthy' : recentError ? 'warning' : 'healthy',
+      checks: [
+        {
+          name: 'claim_loop',
+          status: recentError ? 'warning' : 'pass',
+          last_claim_ms: round(this.lastClaimMs),
+          ...(recentError ? { error: this.lastError?.message } : {}),
+        },
+        { name: 'recorder', status: recordFailing ? 'warning' : 'pass', pending_results: this.recorder.pending },
+        { name: 'in_flight', status: 'pass', in_flight: this.inFlight, held: this.held.size },
+      ],
+      details: {
+        instance: this.owner,
+        in_flight: this.inFlight,
+        held_deliveries: this.held.size,
+        subscriptions_with_work: this.lanes.size,
+        plugin_consumers: this.deps.consumers.ids().length,
+      },
+    };
+  }
+
+  metrics(): Record<string, number> {
+    const c = this.counts;
+    return {
+      requests_handled: c.attempts,
+      events_processed: c.delivered + c.failed,
+      deliveries_delivered: c.delivered,
+      deliveries_failed: c.failed,
+      deliveries_dropped: c.dropped,
+      retries_scheduled: c.retried,
+      attempts: c.attempts,
+      failed_attempts: c.failedAttempts,
+      batches_sent: c.batches,
+      error_rate: c.attempts === 0 ? 0 : round(c.failedAttempts / c.attempts, 4),
+      avg_response_time_ms: round(this.latency.mean()),
+      p99_latency_ms: round(this.latency.percentile(0.99)),
+      in_flight: this.inFlight,
+      held_deliveries: this.held.size,
+      claims: c.claims,
+      claimed_rows: c.claimed,
+      released_rows: c.released,
+      last_claim_ms: round(this.lastClaimMs),
+      record_failures: this.recorder.failedWrites,
+    };
+  }
+
+  settings(): Record<string, unknown> {
+    const w = this.deps.cfg().webhooks;
+    return {
+      instance: this.owner,
+      claiming: this.deps.dialect === 'postgres' ? 'for update skip locked' : 'single writer',
+      allow_private_targets: w.allow_private_targets,
+      max_concurrency_per_subscription: w.max_concurrency_per_subscription,
+      max_in_flight: w.max_in_flight,
+      lease_seconds: w.lease_seconds,
+      poll_interval_ms: w.poll_interval_ms,
+      max_retry_delay_seconds: w.max_retry_delay_seconds,
+      retry_delay_scale: w.retry_delay_scale,
+    };
+  }
+
+  // --- claiming ---
+
+  private pump(): void {
+    if (!this.running) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.round();
+        } while (this.again && this.running);
+      } catch (err) {
+        this.fail(err);
+      } finally {
+        this.pumping = undefined;
+      }
+    })();
+  }
+
+  private async round(): Promise<void> {
+    await this.subscriptions.refresh();
+    const w = this.deps.cfg().webhooks;
+    const depth = w.max_concurrency_per_subscription * LANE_DEPTH;
+    const room = w.max_in_flight - this.held.size;
+    const saturated = [...this.lanes.values()]
+      .filter((l) => l.inFlight + l.queue.length >= depth)
+      .map((l) => l.id);
+    const batching = this.subscriptions.batching().map((s) => s.id);
+    this.backlog = saturated.length > 0 || room <= 0;
+    if (room > 0) {
+      const limit = Math.min(room, CLAIM_LIMIT);
+      const started = performance.now();
+      const claimed = await this.outbox.claim(this.owner, this.leaseUntil(), nowIso(), limit, {
+        exclude: [...saturated, ...batching],
+        pluginSubscriptions: this.deps.consumers.ids(),
+      });
+      this.lastClaimMs = performance.now() - started;
+      this.counts.claims += 1;
+      this.counts.claimed += claimed.length;
+      if (claimed.length === limit) {
+        this.backlog = true;
+        this.again = true;
+      }
+      if (claimed.length > 0) await this.accept(claimed, depth);
+    }
+    if (batching.length > 0) await this.batchRound();
+  }
+
+  /** Takes claimed rows into their lanes; rows beyond a lane's depth are handed back at once. */
+  private async accept(claimed: ClaimedDelivery[], depth: number): Promise<void> {
+    for (const c of claimed) this.held.add(c.id);
+    const ready = await this.prepare(claimed);
+    if (ready.some((i) => this.subscriptions.get(i.subscription_id) === undefined)) {
+      await this.subscriptions.refresh(true);
+    }
+    const extras: string[] = [];
+    const touched = new Set<Lane>();
+    for (const item of ready) {
+      const lane = this.lane(item.subscription_id);
+      if (lane.inFlight + lane.queue.length >= depth) {
+        extras.push(item.id);
+        continue;
+      }
+      lane.queue.push(item);
+      touched.add(lane);
+    }
+    if (extras.length > 0) await this.handBack(extras);
+    for (const lane of touched) this.drain(lane);
+  }
+
+  /**
+   * Loads the events of claimed rows and marks them `processing`. Rows whose event expired are dropped;
+   * rows whose event is gone (purged: their row went with it) are simply let go.
+   */
+  private async prepare(claimed: ClaimedDelivery[]): Promise<Item[]> {
+    let events: Map<string, DeliverableEvent>;
+    try {
+      events = await this.outbox.events(claimed.map((c) => c.event_id));
+    } catch (err) {
+      await this.handBack(claimed.map((c) => c.id));
+      throw err;
+    }
+    const now = nowIso();
+    const ready: Item[] = [];
+    for (const c of claimed) {
+      const event = events.get(c.event_id);
+      if (!event) {
+        this.held.delete(c.id);
+        continue;
+      }
+      if (event.expires_at !== null && event.expires_at <= now) {
+        this.counts.dropped += 1;
+        this.recorder.add({
+          delivery: c,
+          owner: this.owner,
+          outcome: 'dropped',
+          attempt: c.attempts,
+          at: now,
+          responseStatus: null,
+          latencyMs: null,
+          error: 'event expired',
+          actor: 'webhook_dispatcher',
+        });
+        continue;
+      }
+      ready.push({ ...c, event });
+    }
+    const own = ready.filter((i) => i.replay_id === null).map((i) => i.event_id);
+    if (own.length > 0) {
+      // A lost race here only delays the status; the settling write sets the final one regardless.
+      await this.outbox.markProcessing(own).catch((err: unknown) => this.fail(err));
+    }
+    return ready;
+  }
+
+  /** Batching subscriptions: a batch goes when it is full, its oldest event waited long enough, or it retries. */
+  private async batchRound(): Promise<void> {
+    const w = this.deps.cfg().webhooks;
+    for (const sub of this.subscriptions.batching()) {
+      const batch = sub.batch;
+      if (!batch || !this.running) continue;
+      const lane = this.lane(sub.id);
+      if (lane.inFlight >= w.max_concurrency_per_subscription) continue;
+      const room = w.max_in_flight - this.held.size;
+      if (room <= 0) return;
+      const now = Date.now();
+      const backlog = await this.outbox.batchBacklog(sub.id, new Date(now).toISOString());
+      if (backlog.due === 0) continue;
+      const oldest = backlog.oldest === null ? now : Date.parse(backlog.oldest);
+      const ready = backlog.due >= batch.maxSize || backlog.retrying || oldest + batch.maxWaitMs <= now;
+      if (!ready) {
+        this.dueIn(oldest + batch.maxWaitMs - now);
+        continue;
+      }
+      const claimed = await this.outbox.claim(
+        this.owner,
+        this.leaseUntil(),
+        nowIso(),
+        Math.min(batch.maxSize, room),
+        { exclude: [], pluginSubscriptions: [] },
+        sub.id,
+      );
+      this.counts.claims += 1;
+      this.counts.claimed += claimed.length;
+      if (claimed.length === 0) continue;
+      for (const c of claimed) this.held.add(c.id);
+      const items = await this.prepare(claimed);
+      if (backlog.due > claimed.length) this.again = true;
+      if (items.length === 0) continue;
+      this.startWork(lane, () => this.deliverBatch(sub, items));
+    }
+  }
+
+  // --- sending ---
+
+  private lane(id: string): Lane {
+    let lane = this.lanes.get(id);
+    if (!lane) {
+      lane = { id, inFlight: 0, queue: [] };
+      this.lanes.set(id, lane);
+    }
+    return lane;
+  }
+
+  private drain(lane: Lane): void {
+    const per = this.deps.cfg().webhooks.max_concurrency_per_subscription;
+    const sub = this.subscriptions.get(lane.id);
+    if (!sub && lane.queue.length > 0) {
+      // Paused, in error or deleted since the claim: its deliveries wait for it in the outbox.
+      const ids = lane.queue.splice(0).map((i) => i.id);
+      this.handBack(ids).catch((err: unknown) => this.fail(err));
+    }
+    while (sub && this.running && lane.inFlight < per && lane.queue.length > 0) {
+      const item = lane.queue.shift()!;
+      this.startWork(lane, () => this.deliverOne(sub, item));
+    }
+    if (lane.inFlight === 0 && lane.queue.length === 0) this.lanes.delete(lane.id);
+  }
+
+  private startWork(lane: Lane, work: () => Promise<void>): void {
+    lane.inFlight += 1;
+    this.inFlight += 1;
+    if (!this.lanes.has(lane.id)) this.lanes.set(lane.id, lane);
+    work()
+      .catch((err: unknown) => this.fail(err))
+      .finally(() => {
+        lane.inFlight -= 1;
+        this.inFlight -= 1;
+        this.drain(lane);
+        if (this.backlog) this.wake();
+      });
+  }
+
+  private async deliverOne(sub: DispatchSubscription, item: Item): Promise<void> {
+    const attempt = item.attempts + 1;
+    const at = nowIso();
+    let outcome: SendOutcome;
+    let actor = 'webhook_dispatcher';
+    if (sub.method === 'plugin') {
+      const consumer = this.deps.consumers.get(sub.id);
+      actor = consumer?.actor ?? 'plugin';
+      outcome = await this.callPlugin(sub, item, attempt);
+    } else {
+      const body = eventJson(item.event, sub.id, attempt);
+      const headers: Record<string, string> = {
+        'x-platform-event-id': item.event.event_id,
+        'x-platform-event-type': item.event.event_type,
+      };
+      outcome = await this.post(sub, item.id, body, headers, item.replay_id);
+    }
+    if (outcome.aborted) {
+      this.abandoned.push(item.id);
+      return;
+    }
+    this.record(sub, item, attempt, at, outcome, actor);
+  }
+
+  private async deliverBatch(sub: DispatchSubscription, items: Item[]): Promise<void> {
+    // One request per replay (or none): the X-Platform-Replay header then speaks for the whole batch.
+    const groups = new Map<string | null, Item[]>();
+    for (const item of items) {
+      const group = groups.get(item.replay_id) ?? [];
+      group.push(item);
+      groups.set(item.replay_id, group);
+    }
+    for (const [replayId, group] of groups) {
+      if (this.stopController.signal.aborted) {
+        for (const item of group) this.abandoned.push(item.id);
+        continue;
+      }
+      const batchId = newId('bat');
+      const at = nowIso();
+      const entries = group.map((i) => eventJson(i.event, sub.id, i.attempts + 1, i.id));
+      const body = batchJson(batchId, sub.id, entries);
+      const headers = { 'x-platform-batch-id': batchId, 'x-platform-event-count': String(group.length) };
+      const outcome = await this.post(sub, batchId, body, headers, replayId);
+      if (outcome.aborted) {
+        for (const item of group) this.abandoned.push(item.id);
+        continue;
+      }
+      this.counts.batches += 1;
+      for (const item of group) {
+        this.record(sub, item, item.attempts + 1, at, outcome, 'webhook_dispatcher', batchId);
+      }
+    }
+  }
+
+  private async post(
+    sub: DispatchSubscription,
+    deliveryId: string,
+    body: string,
+    extra: Record<string, string>,
+    replayId: string | null,
+  ): Promise<SendOutcome> {
+    if (sub.url === null || sub.secret === null || !this.sender) {
+      return {
+        ok: false,
+        status: null,
+        latencyMs: 0,
+        error:
+          sub.url === null
+            ? 'the subscription has no webhook URL'
+            : sub.secret === null
+              ? 'the subscription secret cannot be decrypted (was events.encryption_key changed?)'
+              : 'the dispatcher is stopping',
+        retryAfterMs: undefined,
+        refused: sub.url === null || sub.secret === null,
+        aborted: !this.sender,
+      };
+    }
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': `Platform-Webhooks/${this.deps.version}`,
+      'x-platform-delivery-id': deliveryId,
+      ...extra,
+      ...signatureHeaders(sub.secret, deliveryId, Math.floor(Date.now() / 1000), body),
+    };
+    if (replayId !== null) headers['x-platform-replay'] = replayId;
+    return this.sender.post(sub.url, headers, body, sub.timeoutMs, this.stopController.signal);
+  }
+
+  private async callPlugin(sub: DispatchSubscription, item: Item, attempt: number): Promise<SendOutcome> {
+    const consumer = this.deps.consumers.get(sub.id);
+    const started = performance.now();
+    const elapsed = () => round(performance.now() - started, 3);
+    const result = (ok: boolean, error: string | null, aborted = false): SendOutcome => ({
+      ok,
+      status: null,
+      latencyMs: elapsed(),
+      error,
+      retryAfterMs: undefined,
+      refused: false,
+      aborted,
+    });
+    if (!consumer) return result(false, 'no consumer is registered for this plugin subscription');
+    const timeout = AbortSignal.timeout(sub.timeoutMs);
+    const signal = AbortSignal.any([timeout, this.stopController.signal]);
+    const event = JSON.parse(eventJson(item.event, sub.id, attempt)) as WebhookEventPayload;
+    const aborted = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+    // The consumer usually wins the race; the loser must not surface as an unhandled rejection.
+    aborted.catch(() => {});
+    try {
+      await Promise.race([
+        Promise.resolve().then(() =>
+          consumer.consumer({
+            event,
+            deliveryId: item.id,
+            attempt,
+            subscriptionId: sub.id,
+            replayId: item.replay_id,
+            signal,
+          }),
+        ),
+        aborted,
+      ]);
+      return result(true, null);
+    } catch (err) {
+      if (this.stopController.signal.aborted) return result(false, 'aborted: the dispatcher stopped', true);
+      if (timeout.aborted) return result(false, `timeout: the consumer did not finish within ${sub.timeoutMs} ms`);
+      return result(false, `the consumer failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** Turns an outcome into the delivery's next state by the subscription's retry policy, and records it. */
+  private record(
+    sub: DispatchSubscription,
+    item: Item,
+    attempt: number,
+    at: string,
+    outcome: SendOutcome,
+    actor: string,
+    batchId?: string,
+  ): void {
+    this.counts.attempts += 1;
+    this.latency.add(outcome.latencyMs);
+    const base = {
+      delivery: item,
+      owner: this.owner,
+      attempt,
+      at,
+      responseStatus: outcome.status,
+      latencyMs: outcome.latencyMs,
+      actor,
+      batchId,
+    };
+    let result: DeliveryResult;
+    if (outcome.ok) {
+      this.counts.delivered += 1;
+      result = { ...base, outcome: 'delivered', error: null };
+    } else {
+      this.counts.failedAttempts += 1;
+      const gone = outcome.status === 410;
+      const final = outcome.refused || gone || attempt >= sub.retry.max_attempts;
+      if (final) {
+        this.counts.failed += 1;
+        const why = gone
+          ? `${outcome.error}: the target is gone`
+          : outcome.refused
+            ? (outcome.error ?? 'refused')
+            : `${outcome.error} (attempt ${attempt} of ${sub.retry.max_attempts})`;
+        result = { ...base, outcome: 'failed', error: why, gone };
+      } else {
+        this.counts.retried += 1;
+        const w = this.deps.cfg().webhooks;
+        const delay = retryDelayMs(sub.retry, attempt, {
+          scale: w.retry_delay_scale,
+          capMs: w.max_retry_delay_seconds * 1000,
+          retryAfterMs: outcome.retryAfterMs ?? null,
+        });
+        this.dueIn(delay);
+        result = {
+          ...base,
+          outcome: 'retry',
+          error: outcome.error,
+          nextAttemptAt: new Date(Date.now() + delay).toISOString(),
+        };
+      }
+    }
+    this.recorder.add(result);
+  }
+
+  private async handBack(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    try {
+      await this.outbox.release(this.owner, ids, nowIso());
+      this.counts.released += ids.length;
+    } finally {
+      for (const id of ids) this.held.delete(id);
+    }
+  }
+
+  // --- timers ---
+
+  /** Wakes the claim loop in `ms` (a retry or a batch falls due), unless it is woken sooner anyway. */
+  private dueIn(ms: number): void {
+    const at = Date.now() + Math.max(5, ms);
+    if (at >= this.dueAt || !this.running) return;
+    clearTimeout(this.dueTimer);
+    this.dueAt = at;
+    this.dueTimer = setTimeout(() => {
+      this.dueAt = Number.POSITIVE_INFINITY;
+      this.wake();
+    }, at - Date.now());
+    this.dueTimer.unref();
+  }
+
+  private armPoll(): void {
+    this.pollTimer = setTimeout(() => {
+      this.wake();
+      if (this.running) this.armPoll();
+    }, this.deps.cfg().webhooks.poll_interval_ms);
+    this.pollTimer.unref();
+  }
+
+  private armHeartbeat(): void {
+    const leaseMs = this.deps.cfg().webhooks.lease_seconds * 1000;
+    this.heartbeatTimer = setTimeout(
+      () => {
+        this.heartbeat()
+          .catch((err: unknown) => this.fail(err))
+          .finally(() => {
+            if (this.running) this.armHeartbeat();
+          });
+      },
+      Math.max(500, leaseMs / 3),
+    );
+    this.heartbeatTimer.unref();
+  }
+
+  /** Renews held leases; drops the pending deliveries of expired events nobody claims (paused subscriptions). */
+  private async heartbeat(): Promise<void> {
+    if (this.held.size > 0) await this.outbox.renew(this.owner, [...this.held], this.leaseUntil());
+    const events = await this.outbox.dropExpired(nowIso(), 500);
+    if (events.length > 0) await this.outbox.finalizeEvents(events);
+  }
+
+  private leaseUntil(): string {
+    return new Date(Date.now() + this.deps.cfg().webhooks.lease_seconds * 1000).toISOString();
+  }
+
+  private fail(err: unknown): void {
+    this.lastError = { at: Date.now(), message: err instanceof Error ? err.message : String(err) };
+    this.deps.reportError(err);
+  }
+}
+
+async function waitFor(condition: () => boolean, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!condition() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+}
+
+const round = (n: number, digits = 2) => {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+};
