@@ -38,7 +38,7 @@ export function registerAuthRoutes(
         tags,
         summary: 'Log in with a username or e-mail and a password',
         body: LoginBody,
-        response: { 200: Envelope(TokenPair) },
+        response: { 200: Envelope(TokenPair), 401: { $ref: 'ErrorEnvelope#' } },
       },
     },
     async (request) => {
@@ -65,7 +65,7 @@ export function registerAuthRoutes(
         tags,
         summary: 'Swap a refresh token for a new token pair (the old refresh token stops working)',
         body: RefreshBody,
-        response: { 200: Envelope(TokenPair) },
+        response: { 200: Envelope(TokenPair), 401: { $ref: 'ErrorEnvelope#' } },
       },
     },
     async (request) => ok(request, await auth.refresh(request.body.refresh_token)),

@@ -2,7 +2,6 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadBootConfig } from '../config/load-config.js';
 import { AppError } from '../http/app-error.js';
-import { createPlatform } from '../server.js';
 import { COMPONENTS, type Component } from './backup-manifest.js';
 import { type BackupOrigin, BackupService, FULL } from './backup-service.js';
 import { sizeMb, toComponents } from './backup-views.js';
@@ -64,6 +63,8 @@ export async function backupCommand(argv: string[], io: Io): Promise<number> {
     ...(values.config ? { configFile: values.config } : {}),
     overrides: { logging: { level: 'silent' } },
   });
+  // Loaded here, so usage errors answer without assembling the platform.
+  const { createPlatform } = await import('../server.js');
   const platform = await createPlatform({ boot, print: () => {} });
   try {
     const service = platform.context.registry.get('backups');

@@ -26,7 +26,7 @@ import {
   backupFolder,
   workFolder,
 } from './backup-files.js';
-import type { Component } from './backup-manifest.js';
+import { COMPONENTS, type Component } from './backup-manifest.js';
 import { type ApplyReport, applyArchive, type VerifiedArchive, verifyArchive } from './backup-restorer.js';
 import { type BackupRow, BackupStore, type BackupType, includesOf } from './backup-store.js';
 import { exportLogStore } from './log-export.js';
@@ -406,7 +406,8 @@ export class BackupService implements PlatformService {
           id,
           name: input.name?.trim() || `${input.type} backup ${nowIso()}`,
           type: input.type,
-          includes: input.includes,
+          // One order everywhere (manifest, catalogue, responses), whatever order they were asked in.
+          includes: COMPONENTS.filter((c) => input.includes.includes(c)),
           compression: input.compression,
           encryption: input.encryption,
           createdBy,

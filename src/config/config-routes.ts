@@ -226,7 +226,7 @@ function routes(app: App, deps: { config: ConfigService; audit: AuditLog; events
         operationId: 'adminReloadConfig',
         tags: ['admin', ...tags],
         summary: 'Re-read the config file and environment without a restart; runtime changes stay on top',
-        response: { 200: Envelope(ReloadResult) },
+        response: { 200: Envelope(ReloadResult), 400: { $ref: 'ErrorEnvelope#' } },
       },
     },
     async (request) => {

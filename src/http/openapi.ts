@@ -144,8 +144,7 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
     schema['response'] = responses;
     if (rule) {
       schema['description'] = [schema['description'], describeAccess(rule)].filter(Boolean).join('\n\n');
-      if (rule.kind === 'admin' || rule.kind === 'admin-role')
-        schema['security'] = [{ adminBearerAuth: [] }, { adminApiKeyAuth: [] }];
+      if (rule.kind === 'admin') schema['security'] = [{ adminBearerAuth: [] }, { adminApiKeyAuth: [] }];
       else if (rule.kind !== 'public') schema['security'] = [{ bearerAuth: [] }, { apiKeyAuth: [] }];
       else schema['security'] = [];
     }
@@ -168,7 +167,12 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: JWT_DESCRIPTION },
-          apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (`plat_…`).' },
+          apiKeyAuth: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-API-Key',
+            description: 'An API key (`plat_…`).',
+          },
           // Admin operations name their own schemes: the mechanism is the same, but only an admin's credential
           // with the area's admin scope is accepted, which a client can tell from the document.
           adminBearerAuth: {

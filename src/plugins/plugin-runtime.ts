@@ -255,7 +255,10 @@ function toRouteResult(value: unknown): RouteResult {
     if (r.headers && typeof r.headers === 'object') {
       for (const [k, v] of Object.entries(r.headers as Record<string, unknown>)) {
         const name = k.toLowerCase();
-        if (!RESERVED_HEADERS.has(name) && /^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) headers[name] = String(v);
+        const text = String(v);
+        if (!RESERVED_HEADERS.has(name) && /^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name) && !/[\r\n\0]/.test(text)) {
+          headers[name] = text;
+        }
       }
     }
     return { status, data: r.data ?? null, headers };

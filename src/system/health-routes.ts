@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { access } from '../http/access.js';
+import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, Timestamp } from '../http/envelope.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
@@ -48,9 +49,6 @@ export function registerHealthRoutes(
           200: Envelope(
             Type.Object({ ready: Type.Boolean(), services: Type.Record(Type.String(), Type.String()) }),
           ),
-          503: Envelope(
-            Type.Object({ ready: Type.Boolean(), services: Type.Record(Type.String(), Type.String()) }),
-          ),
         },
       },
     },
@@ -61,7 +59,10 @@ export function registerHealthRoutes(
       if (ready && registry.has('database')) {
         ready = (await registry.health('database')).status !== 'unhealthy';
       }
-      return reply.code(ready ? 200 : 503).send(ok(request, { ready, services }));
+      // Not ready is an error answer (503 SERVICE_UNAVAILABLE in the error envelope), naming each service's state.
+      if (!ready)
+        throw new AppError('SERVICE_UNAVAILABLE', 'The platform is not ready', { details: { services } });
+      return reply.code(200).send(ok(request, { ready, services }));
     },
   );
 

@@ -44,10 +44,6 @@ describe('platform backup: the CLI on the configured storage, without a running 
     await t.createUser('made-after-backup');
     await t.platform.close();
 
-    const refused = await runCli(['backup', 'restore', id!], { cwd, env });
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('--confirm');
-
     const restored = await runCli(['backup', 'restore', id!, '--confirm', '--no-safety-backup'], {
       cwd,
       env,
@@ -72,14 +68,18 @@ describe('platform backup: the CLI on the configured storage, without a running 
     } finally {
       await after.platform.close();
     }
-  });
+    // Each CLI run compiles the platform from source (tsx) before it works.
+  }, 90_000);
 
-  it('explains unknown components and an unknown backup', async () => {
+  it('explains a missing --confirm, unknown components and an unknown backup', async () => {
+    const refused = await runCli(['backup', 'restore', 'bkp_any'], { cwd, env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--confirm');
     const bad = await runCli(['backup', 'create', '--include', 'everything'], { cwd, env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown component(s): everything');
     const missing = await runCli(['backup', 'restore', 'bkp_missing', '--confirm'], { cwd, env });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("RESOURCE_NOT_FOUND: backup 'bkp_missing' does not exist");
-  });
+  }, 60_000);
 });

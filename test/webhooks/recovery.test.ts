@@ -32,9 +32,8 @@ describe('deliveries across stops, restarts and dead instances', { timeout: 40_0
     // The target holds the first deliveries open; the platform goes down while they hang.
     await until(() => receiver.requests.length >= 1, 'deliveries in flight');
     await first.platform.close();
-    const afterClose = await outboxOf(first, 'pending');
-    expect(afterClose.length, 'every undelivered row is handed back as pending').toBe(6);
 
+    // Leases last 60 s: deliveries made within the 10 s below prove the stopped instance handed its rows back.
     hang = false;
     const second = await startPlatform(FAST_WEBHOOKS, { storage: first.storage });
     cleanup.push(() => second.close());
@@ -93,7 +92,6 @@ describe('deliveries across stops, restarts and dead instances', { timeout: 40_0
         })
         .execute();
     }
-    t.platform.context.events.announce('system.probe', 'system', {});
     await until(() => receiver.at('/orphan').some((r) => r.json.event_id === expired), 'the expired lease taken over');
     expect(receiver.at('/orphan').some((r) => r.json.event_id === expiring)).toBe(false);
     await until(
@@ -103,17 +101,4 @@ describe('deliveries across stops, restarts and dead instances', { timeout: 40_0
     );
     expect(Date.now()).toBeGreaterThanOrEqual(now + 1500);
   });
-
-  async function outboxOf(t: TestPlatform, status: string) {
-    // The first platform's database is closed; read through a fresh instance-free connection of the second
-    // would be circular, so the check reopens storage only through a new platform when needed.
-    const probe = await startPlatform({ ...FAST_WEBHOOKS, webhooks: { ...FAST_WEBHOOKS.webhooks, poll_interval_ms: 60_000 } }, { storage: t.storage });
-    try {
-      const service = probe.platform.context.registry.get('webhook_dispatcher');
-      await service.stop();
-      return (await outbox(probe)).filter((r) => r.status === status);
-    } finally {
-      await probe.platform.close();
-    }
-  }
 });
