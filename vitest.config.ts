@@ -12,6 +12,8 @@ const projects = [
     test: {
       name: 'embedded',
       include: ['test/**/*.test.ts'],
+      // test/cluster/ starts several processes on PostgreSQL and Redis; it has no embedded form.
+      exclude: ['test/cluster/**'],
       env: { PLATFORM_TEST_BACKEND: 'sqlite' },
     },
   },
@@ -21,9 +23,22 @@ const projects = [
       name: 'cluster',
       include: ['test/**/*.test.ts'],
       // The browser tests of test/console/ use only the HTTP API, so one backend proves them (and keeps them fast).
-      exclude: ['test/unit/**', 'test/console/**'],
+      exclude: ['test/unit/**', 'test/console/**', 'test/cluster/service-restarts.test.ts'],
       env: { PLATFORM_TEST_BACKEND: 'cluster' },
       globalSetup: ['test/helpers/require-backends.ts'],
+    },
+  },
+  {
+    extends: true as const,
+    test: {
+      // Restarts PostgreSQL and Redis, which would break any test running beside it: so it runs alone,
+      // after both other projects have finished (groupOrder), one file at a time.
+      name: 'cluster-faults',
+      include: ['test/cluster/service-restarts.test.ts'],
+      env: { PLATFORM_TEST_BACKEND: 'cluster' },
+      globalSetup: ['test/helpers/require-backends.ts'],
+      fileParallelism: false,
+      sequence: { groupOrder: 1 },
     },
   },
 ].filter((p) => !only || only.split(',').includes(p.test.name));

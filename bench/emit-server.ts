@@ -10,6 +10,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { loadBootConfig } from '../src/config/load-config.js';
 import { createPlatform } from '../src/server.js';
+import { RAISED_RATE_LIMITS } from './bench-config.js';
 
 const mode = process.argv[2] ?? 'bare';
 const PG_ADMIN = process.env.PLATFORM_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -32,7 +33,7 @@ async function platform(): Promise<{ url: string; token: string; stop: () => Pro
     server: { port: 0, environment: 'bench' },
     storage: { data_dir: dir },
     logging: { level: 'warn' },
-    rate_limits: { enabled: false },
+    rate_limits: RAISED_RATE_LIMITS,
   };
   if (mode === 'postgres') {
     dbName = `platform_bench_${process.pid}`;

@@ -17,6 +17,8 @@ const { values, positionals } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '64' },
+    // One JSON line {connections, duration, body_bytes, rows} instead of the table (bench/run-all.ts reads it).
+    json: { type: 'boolean', default: false },
   },
 });
 const duration = Math.min(Number(values.duration), 20);
@@ -131,5 +133,9 @@ const table = [
       `| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${bare ? `${Math.round((r.rps / bare.rps) * 100)} %` : '–'} |`,
   ),
 ];
+if (values.json) {
+  process.stdout.write(`${JSON.stringify({ connections, duration, body_bytes: body.length, rows })}\n`);
+  process.exit(0);
+}
 process.stdout.write(`\n${connections} connections, ${duration} s per case, body ${body.length} bytes\n\n`);
 process.stdout.write(`${table.join('\n')}\n`);

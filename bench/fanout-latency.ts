@@ -18,6 +18,8 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '200' },
     duration: { type: 'string', default: '5' },
     mode: { type: 'string', default: 'sqlite' },
+    // One JSON line instead of the table (bench/run-all.ts reads it).
+    json: { type: 'boolean', default: false },
   },
 });
 const wsCount = Number(values.ws);
@@ -143,6 +145,13 @@ const pct = (p: number) =>
   latencies.length
     ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1)
     : '–';
+if (values.json) {
+  const ms = (p: number) => (latencies.length ? Number(pct(p)) : null);
+  process.stdout.write(
+    `${JSON.stringify({ ws: wsCount, sse: sseCount, rate, duration, mode: values.mode, emitted, delivered: received, expected, p50_ms: ms(0.5), p99_ms: ms(0.99), max_ms: latencies.at(-1) ?? null })}\n`,
+  );
+  process.exit(0);
+}
 process.stdout.write(
   `\n${wsCount} WebSocket + ${sseCount} SSE subscribers, ${emitted} events at ${rate}/s over ${duration} s (${values.mode})\n\n` +
     '| delivered | expected | p50 ms | p99 ms | max ms |\n|---:|---:|---:|---:|---:|\n' +

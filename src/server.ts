@@ -24,7 +24,7 @@ import type { BootConfig } from './config/load-config.js';
 import { consoleDistDir, registerConsoleRoutes } from './console/console-routes.js';
 import { registerEventSystem } from './events/event-system.js';
 import type { App } from './http/app-type.js';
-import { registerErrorHandling } from './http/error-handler.js';
+import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
 import { registerOpenApi } from './http/openapi.js';
 import { RateLimiter } from './http/rate-limiter.js';
 import { registerRequestGates } from './http/request-gates.js';
@@ -141,6 +141,7 @@ async function assemble(
     bodyLimit: cfg().server.body_limit_bytes,
     requestTimeout: cfg().server.request_timeout_seconds * 1000,
     return503OnClosing: true,
+    frameworkErrors,
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
     },

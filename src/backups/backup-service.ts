@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { access, copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
@@ -14,7 +14,7 @@ import type { PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { LogStore } from '../logs/log-store.js';
 import type { Database } from '../storage/database.js';
-import type { Maintenance, MaintenanceState } from '../system/maintenance.js';
+import type { Maintenance } from '../system/maintenance.js';
 import type { Scheduler } from '../tasks/scheduler.js';
 import type { TaskContext, TaskRunner } from '../tasks/task-runner.js';
 import { sha256File, unpackArchive } from './archive-reader.js';
@@ -26,10 +26,12 @@ import {
   backupFolder,
   workFolder,
 } from './backup-files.js';
+import { deleteBeyondRetention, settleOrphans } from './backup-housekeeping.js';
 import { COMPONENTS, type Component } from './backup-manifest.js';
-import { type ApplyReport, applyArchive, type VerifiedArchive, verifyArchive } from './backup-restorer.js';
+import { type VerifiedArchive, verifyArchive } from './backup-restorer.js';
 import { type BackupRow, BackupStore, type BackupType, includesOf } from './backup-store.js';
 import { exportLogStore } from './log-export.js';
+import { runRestoreProcedure } from './restore-procedure.js';
 
 /** Who asked for an operation, and from where; written to the audit log and carried by the events. */
 export interface BackupOrigin {
@@ -287,7 +289,7 @@ export class BackupService implements PlatformService {
       steps: ['maintenance', 'safety_backup', 'database', 'plugins', 'caches'],
     });
     this.deps.tasks.registerType('backup', (task) => this.runScheduledTask(task));
-    await this.settleOrphans();
+    await settleOrphans(this.store, this.deps.cfg(), () => this.deps.shared.tryLock(LOCK, 60_000));
     this.applySchedule();
     this.unsubscribeConfig = this.deps.config.onChange((keys) => {
       if (keys.includes('backups.schedule')) this.applySchedule();
@@ -480,69 +482,27 @@ export class BackupService implements PlatformService {
 
   private async restore(task: TaskContext, p: PendingRestore): Promise<Record<string, unknown>> {
     const { archive, origin } = p;
-    const backupId = archive.backup.id;
-    const previous = this.deps.maintenance.current();
-    task.step('maintenance', 'running');
-    await this.deps.maintenance.set(
+    const { report, safetyBackupId } = await runRestoreProcedure(
       {
-        enabled: true,
-        message: `Restoring backup ${backupId}; the platform is back shortly`,
-        estimated_duration_minutes: Math.max(1, Math.ceil(p.estimatedMs / 60_000)),
-        allow_admin_access: true,
+        ...this.deps,
+        writeSafetyBackup: (name, encryption) =>
+          this.build(
+            { name, type: 'manual', includes: FULL, compression: true, encryption },
+            origin.username,
+          ),
       },
-      origin.username,
+      task,
+      { archive, safetyBackup: p.input.safetyBackup, actor: origin.username, estimatedMs: p.estimatedMs },
     );
-    task.step('maintenance', 'completed');
-    let report: ApplyReport;
-    let safetyBackupId: string | null = null;
-    try {
-      task.signal.throwIfAborted();
-      if (p.input.safetyBackup) {
-        task.progress(0.05, 'safety_backup');
-        const safety = await this.build(
-          {
-            name: `before restore ${task.taskId}`,
-            type: 'manual',
-            includes: FULL,
-            compression: true,
-            encryption: archive.encrypted && this.deps.cfg().backups.encryption_key !== '',
-          },
-          origin.username,
-        );
-        safetyBackupId = safety.id;
-        task.setDetails({ safety_backup_id: safety.id });
-        task.log('info', `safety backup ${safety.id} written (${safety.size_bytes} bytes)`);
-        task.step('safety_backup', 'completed');
-      } else {
-        task.step('safety_backup', 'skipped', 0);
-      }
-      task.signal.throwIfAborted();
-      task.progress(0.3, 'database');
-      report = await applyArchive(this.deps, archive, {
-        restoreId: task.taskId,
-        onTable: (_table, done, of) => task.progress(0.3 + (0.6 * done) / of, 'database'),
-      });
-      task.step('database', 'completed');
-      task.step('plugins', archive.components.includes('plugins') ? 'completed' : 'skipped');
-      task.log(
-        'info',
-        `restored ${Object.keys(report.tables).length} tables, ${report.config_keys} settings`,
-      );
-      task.progress(0.95, 'caches');
-      await this.dropCaches(report, archive, origin, task);
-      task.step('caches', 'completed');
-    } finally {
-      await this.restoreMaintenance(previous, origin.username);
-    }
     const summary = {
       restore_id: task.taskId,
-      backup_id: backupId,
+      backup_id: archive.backup.id,
       components: archive.components,
       safety_backup_id: safetyBackupId,
       source_dialect: archive.manifest.dialect,
     };
     // The audit log was just replaced by the backup's; this restore is recorded in the restored history.
-    await this.audit(origin, 'backup.restore', backupId, { ...summary, status: 'completed' });
+    await this.audit(origin, 'backup.restore', archive.backup.id, { ...summary, status: 'completed' });
     this.deps.events.announce('backup.restored', 'system', summary, {
       actor: actorOf(origin),
       requestId: origin.requestId,
@@ -554,44 +514,6 @@ export class BackupService implements PlatformService {
       config_keys: report.config_keys,
       plugin_files: report.plugin_files,
     };
-  }
-
-  /** Every instance drops what it cached of users, sessions, keys and configuration. */
-  private async dropCaches(
-    report: ApplyReport,
-    archive: VerifiedArchive,
-    origin: BackupOrigin,
-    task: TaskContext,
-  ) {
-    if (archive.components.includes('database')) {
-      for (const id of report.affected_user_ids) await this.deps.auth.userChanged(id);
-    }
-    if (archive.components.includes('configuration')) {
-      try {
-        const change = await this.deps.config.reload(origin.username);
-        task.log('info', `configuration reloaded; ${change.updated_keys.length} keys changed`);
-      } catch (err) {
-        task.log('warning', `configuration reload failed: ${(err as Error).message}`);
-      }
-    }
-  }
-
-  private async restoreMaintenance(previous: MaintenanceState, actor: string): Promise<void> {
-    await this.deps.maintenance
-      .set(
-        previous.enabled
-          ? {
-              enabled: true,
-              message: previous.message,
-              ...(previous.estimated_duration_minutes === null
-                ? {}
-                : { estimated_duration_minutes: previous.estimated_duration_minutes }),
-              allow_admin_access: previous.allow_admin_access,
-            }
-          : { enabled: false },
-        actor,
-      )
-      .catch((err: unknown) => this.deps.log.error({ err }, 'could not restore the maintenance state'));
   }
 
   private applySchedule(): void {
@@ -635,14 +557,7 @@ export class BackupService implements PlatformService {
           origin.username,
         );
         task.progress(0.9, 'retention');
-        for (const old of await this.store.beyondNewest(
-          'scheduled',
-          this.deps.cfg().backups.retention_count,
-        )) {
-          await rm(join(backupFolder(this.deps.cfg()), old.file_name), { force: true });
-          await this.store.delete(old.id);
-          deleted.push(old.id);
-        }
+        deleted.push(...(await deleteBeyondRetention(this.store, this.deps.cfg())));
         this.counts.deletedByRetention += deleted.length;
       } finally {
         await release();
@@ -654,31 +569,6 @@ export class BackupService implements PlatformService {
     } catch (err) {
       this.lastScheduledError = (err as Error).message;
       throw err;
-    }
-  }
-
-  /**
-   * Rows left `running` and work folders left behind by a process that died mid-backup. Only when no
-   * instance holds the lock, so a backup running elsewhere is never touched.
-   */
-  private async settleOrphans(): Promise<void> {
-    const release = await this.deps.shared.tryLock(LOCK, 60_000);
-    if (!release) return;
-    try {
-      for (const row of await this.store.list()) {
-        if (row.status === 'running') {
-          await this.store.update(row.id, { status: 'failed', error: 'interrupted', completed_at: nowIso() });
-        }
-      }
-      const folder = backupFolder(this.deps.cfg());
-      await rm(join(folder, '.work'), { recursive: true, force: true });
-      for (const name of await readdir(folder).catch(() => [] as string[])) {
-        if (name.endsWith('.partial') && (await stat(join(folder, name))).isFile()) {
-          await rm(join(folder, name), { force: true });
-        }
-      }
-    } finally {
-      await release();
     }
   }
 }

@@ -57,6 +57,16 @@ const UpdateResult = Type.Object({
   }),
   config_version: Type.String(),
 });
+// Domain errors of these routes, beside those every route can answer with (added by src/http/openapi.ts).
+const Refused = {
+  description: 'CONFIG_VALIDATION_ERROR: every problem in details.errors; nothing was changed',
+  $ref: 'ErrorEnvelope#',
+};
+const Locked = {
+  description: 'RESOURCE_CONFLICT: another configuration change held the lock too long; retry',
+  $ref: 'ErrorEnvelope#',
+};
+
 const ReloadResult = Type.Object({
   changed_keys: Type.Array(Type.String(), { description: 'Dotted paths of the keys whose value changed' }),
   restart_required: Type.Boolean(),
@@ -165,7 +175,7 @@ function routes(app: App, deps: { config: ConfigService; audit: AuditLog; events
         tags,
         summary: 'Change configuration keys (a nested object of sections); every problem is reported at once',
         body: ChangesBody,
-        response: { 200: Envelope(UpdateResult) },
+        response: { 200: Envelope(UpdateResult), 400: Refused, 409: Locked },
       },
       handler: async (request) => ok(request, await update(request, request.body)),
     });
@@ -202,21 +212,27 @@ function routes(app: App, deps: { config: ConfigService; audit: AuditLog; events
     },
   );
 
-  app.put(
-    '/api/v1/admin/config',
-    {
+  // PATCH beside PUT (decisions §1); a change names only the keys it sets, so both merge.
+  for (const method of ['PUT', 'PATCH'] as const) {
+    app.route({
+      method,
+      url: '/api/v1/admin/config',
       config: { access: access.admin('admin:config') },
       schema: {
-        operationId: 'adminUpdateConfig',
+        operationId: method === 'PUT' ? 'adminUpdateConfig' : 'adminPatchConfig',
         tags: ['admin', ...tags],
         summary: 'Change configuration keys; answers with the change and the new metadata',
         body: ChangesBody,
-        response: { 200: Envelope(Type.Object({ ...UpdateResult.properties, metadata: Metadata })) },
+        response: {
+          200: Envelope(Type.Object({ ...UpdateResult.properties, metadata: Metadata })),
+          400: Refused,
+          409: Locked,
+        },
       },
-    },
-    async (request) =>
-      ok(request, { ...(await update(request, request.body)), metadata: deps.config.metadata() }),
-  );
+      handler: async (request) =>
+        ok(request, { ...(await update(request, request.body)), metadata: deps.config.metadata() }),
+    });
+  }
 
   app.post(
     '/api/v1/admin/config/reload',
@@ -226,7 +242,7 @@ function routes(app: App, deps: { config: ConfigService; audit: AuditLog; events
         operationId: 'adminReloadConfig',
         tags: ['admin', ...tags],
         summary: 'Re-read the config file and environment without a restart; runtime changes stay on top',
-        response: { 200: Envelope(ReloadResult), 400: { $ref: 'ErrorEnvelope#' } },
+        response: { 200: Envelope(ReloadResult), 400: Refused, 409: Locked },
       },
     },
     async (request) => {

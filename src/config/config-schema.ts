@@ -84,6 +84,16 @@ export const ConfigSchema = Type.Object(
     plugins: section({
       repositories: Type.Array(Type.String(), { default: ['./plugins'] }),
       max_failures: Type.Integer({ minimum: 1, maximum: 1000, default: 5 }),
+      // Every call into a plugin (setup, a route, an event, a task, teardown); a worker plugin over it is stopped.
+      call_timeout_ms: Type.Integer({ minimum: 50, maximum: 600_000, default: 10_000 }),
+      // Heap limit of an `isolation: worker` plugin, applied when it is loaded.
+      worker_memory_mb: Type.Integer({ minimum: 8, maximum: 16_384, default: 128 }),
+      max_log_lines: Type.Integer({ minimum: 10, maximum: 100_000, default: 200 }),
+      repository_timeout_seconds: Type.Integer({ minimum: 1, maximum: 600, default: 30 }),
+      max_archive_bytes: Type.Integer({ minimum: 1024, maximum: 2 ** 40, default: 20 * 1024 ** 2 }),
+      max_archive_entries: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 5000 }),
+      max_entry_bytes: Type.Integer({ minimum: 1024, maximum: 2 ** 40, default: 20 * 1024 ** 2 }),
+      max_unpacked_bytes: Type.Integer({ minimum: 1024, maximum: 2 ** 40, default: 100 * 1024 ** 2 }),
     }),
     logging: section({
       level: Type.Union(

@@ -21,6 +21,7 @@ export const errorCatalogue = {
   BACKUP_INVALID: { status: 422, message: 'The backup archive failed verification' },
   BACKUP_KEY_REQUIRED: { status: 422, message: 'Backup encryption needs backups.encryption_key to be set' },
   PLUGIN_DEPENDENCY_ERROR: { status: 409, message: 'Plugin dependencies are not satisfied' },
+  PLUGIN_PACKAGE_INVALID: { status: 422, message: 'The plugin package was refused' },
   CONFIG_VALIDATION_ERROR: { status: 400, message: 'Configuration validation failed' },
   EVENT_NOT_FOUND: { status: 404, message: 'The event does not exist' },
   INVALID_EVENT_TYPE: { status: 400, message: 'The event type format is invalid' },

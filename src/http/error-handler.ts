@@ -100,6 +100,11 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
       return new AppError('PAYLOAD_TOO_LARGE', undefined, {
         details: { field: 'body', reason: 'too large' },
       });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      // A path id longer than the router takes fails the path schema like any other bad id (decisions §1).
+      return new AppError('VALIDATION_ERROR', 'A path parameter is too long', {
+        details: { field: 'params', reason: 'too long' },
+      });
     case 'FST_ERR_NOT_FOUND':
       return new AppError('RESOURCE_NOT_FOUND', 'No such route');
   }
@@ -145,6 +150,14 @@ function isUnavailable(error: unknown): boolean {
     typeof code === 'string' &&
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '08006', '08001', '08003'].includes(code)
   );
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors the router raises before any route runs (a malformed URL, a path
+ * parameter over the length limit) would otherwise be answered outside the envelope.
+ */
+export function frameworkErrors(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+  sendError(reply, request, toAppError(error, request));
 }
 
 export function registerErrorHandling(app: App): void {

@@ -14,8 +14,12 @@ interface RouteTraits {
   hasBody: boolean;
   hasInput: boolean;
   hasParams: boolean;
+  /** POST, PUT, PATCH and DELETE: the body parser runs whether or not the route declares a body. */
+  takesBody: boolean;
   maintenanceExempt: boolean;
   rateLimited: boolean;
+  /** Login, refresh, logout: public or not, they refuse bad credentials with 401. */
+  credentialEndpoint: boolean;
 }
 
 /**
@@ -25,10 +29,12 @@ interface RouteTraits {
 function errorResponsesFor(r: RouteTraits): number[] {
   // 403: a blocked client address is refused on every route, public ones included.
   const codes = [403, 500, 503];
-  if (r.hasInput) codes.push(400, 422);
-  if (r.hasBody) codes.push(413);
+  if (r.hasInput) codes.push(422);
+  // Malformed JSON, a wrong content type or an oversized body is refused before any route schema is looked at.
+  if (r.hasInput || r.takesBody) codes.push(400);
+  if (r.hasBody || r.takesBody) codes.push(413, 415);
   if (r.hasParams) codes.push(404);
-  if (r.rule && r.rule.kind !== 'public') codes.push(401);
+  if ((r.rule && r.rule.kind !== 'public') || r.credentialEndpoint) codes.push(401);
   if (r.rule && !r.maintenanceExempt) codes.push(423);
   if (r.rateLimited) codes.push(429);
   return codes;
@@ -41,6 +47,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'Resource not found',
   409: 'Conflict with the current state',
   413: 'Payload too large',
+  415: 'The request content type is not supported (UNSUPPORTED_MEDIA_TYPE)',
   422: 'Validation failed (VALIDATION_ERROR with field and reason)',
   423: 'The system is in maintenance (SYSTEM_LOCKED)',
   429: 'Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after)',
@@ -131,8 +138,10 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
       hasBody: Boolean(schema['body']),
       hasInput: Boolean(schema['body'] || schema['querystring'] || schema['params']),
       hasParams: Boolean(schema['params']),
+      takesBody: [route.method].flat().some((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m)),
       maintenanceExempt: route.config?.maintenanceExempt === true,
       rateLimited: route.config?.rateLimitExempt !== true,
+      credentialEndpoint: route.config?.authBucket === true,
     };
     const responses: Record<string, unknown> = {};
     for (const [code, response] of Object.entries((schema['response'] as Record<string, unknown>) ?? {}))

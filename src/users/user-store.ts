@@ -172,7 +172,11 @@ export class UserStore {
    * Counts one failed login atomically (concurrent wrong passwords each count). A lockout that has run out
    * starts a fresh count. Locks the account until `lockUntil` once the count reaches `max`.
    */
-  async recordFailedLogin(id: string, max: number, lockUntil: string): Promise<{ attempts: number; locked: boolean }> {
+  async recordFailedLogin(
+    id: string,
+    max: number,
+    lockUntil: string,
+  ): Promise<{ attempts: number; locked: boolean }> {
     const now = nowIso();
     const row = await this.db
       .updateTable('users')
@@ -195,7 +199,8 @@ export class UserStore {
       .executeTakeFirst();
     const attempts = Number(row?.failed_login_attempts ?? 0);
     const locked = attempts >= max;
-    if (locked) await this.db.updateTable('users').set({ locked_until: lockUntil }).where('id', '=', id).execute();
+    if (locked)
+      await this.db.updateTable('users').set({ locked_until: lockUntil }).where('id', '=', id).execute();
     return { attempts, locked };
   }
 

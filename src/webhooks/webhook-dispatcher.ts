@@ -67,6 +67,8 @@ export class WebhookDispatcher implements PlatformService {
   readonly recorder: DeliveryRecorder;
   /** Plugin subscribers: `plugins.subscribe(pluginId, options, consumer)` (see PluginSubscriptions). */
   readonly plugins: PluginSubscriptions;
+  /** The consumers of plugin subscriptions on this instance (`consumers.register(subscriptionId, fn)`). */
+  readonly consumers: PluginConsumers;
   private readonly outbox: OutboxStore;
   private readonly subscriptions: DispatchSubscriptions;
   private owner = '';
@@ -104,6 +106,7 @@ export class WebhookDispatcher implements PlatformService {
 
   constructor(private readonly deps: DispatcherDeps) {
     this.plugins = deps.pluginSubscriptions;
+    this.consumers = deps.consumers;
     this.outbox = new OutboxStore(deps.db, deps.dialect, deps.cipher);
     this.subscriptions = new DispatchSubscriptions(deps.db, deps.cipher);
     this.recorder = new DeliveryRecorder({
@@ -304,6 +307,12 @@ export class WebhookDispatcher implements PlatformService {
     const extras: string[] = [];
     const touched = new Set<Lane>();
     for (const item of ready) {
+      if (this.subscriptions.get(item.subscription_id)?.batch !== undefined) {
+        // Batching was turned on after the claim was planned: these rows go out with the next batch instead.
+        extras.push(item.id);
+        this.again = true;
+        continue;
+      }
       const lane = this.lane(item.subscription_id);
       if (lane.inFlight + lane.queue.length >= depth) {
         extras.push(item.id);

@@ -110,6 +110,10 @@ export const SAMPLES: Record<string, Sample> = {
     url: '/api/v1/admin/config',
     body: { rate_limits: { authenticated: { max: 100_001 } } },
   }),
+  'PATCH /api/v1/admin/config': async () => ({
+    url: '/api/v1/admin/config',
+    body: { rate_limits: { authenticated: { max: 100_002 } } },
+  }),
   'POST /api/v1/admin/config/reload': async () => ({ url: '/api/v1/admin/config/reload', body: {} }),
   'POST /api/v1/admin/backup': async () => ({
     url: '/api/v1/admin/backup',

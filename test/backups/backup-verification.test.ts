@@ -227,7 +227,7 @@ describe('encrypted backups', () => {
     const safety = await t.platform.context.database.db
       .selectFrom('backups')
       .selectAll()
-      .where('id', '=', String((task?.details as Record<string, unknown>)['safety_backup_id']))
+      .where('id', '=', String((task?.details as Record<string, unknown> | undefined)?.['safety_backup_id']))
       .executeTakeFirstOrThrow();
     expect(safety.encryption).toBe(1);
   });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
@@ -129,6 +130,26 @@ describe('security scans', () => {
       },
     );
     expect(audit.data.data.audit_entries).toHaveLength(1);
+  });
+
+  it('finds installed plugins with wildcard permissions or from an uploaded file', async () => {
+    // An installed plugin as the plugin manager stores it (src/plugins/plugin-tables.ts).
+    const now = new Date().toISOString();
+    await sql`insert into plugins (id, version, manifest, source, source_ref, sha256, enabled, status, config, installed_at, updated_at)
+      values ('greedy-plugin', '1.0.0', ${JSON.stringify({ name: 'greedy-plugin', permissions: ['events:emit', 'auth:*'] })},
+        'file', 'greedy-plugin-1.0.0.tgz', 'abc', 1, 'active', '{}', ${now}, ${now})`.execute(
+      t.platform.context.database.db,
+    );
+    const res = await start({ components: ['plugins'] });
+    const scan = await finished(t, admin, res.data.data.scan_id);
+    expect(scan.checks[0]).toMatchObject({ name: 'installed_plugins', status: 'failed', findings: 2 });
+    expect(scan.findings).toEqual([
+      expect.objectContaining({ severity: 'high', affected_resources: ['plugin:greedy-plugin'] }),
+      expect.objectContaining({
+        severity: 'medium',
+        title: "Plugin 'greedy-plugin' comes from an uploaded file",
+      }),
+    ]);
   });
 
   it('validates the request and answers 404 for an unknown scan', async () => {

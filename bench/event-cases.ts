@@ -1,0 +1,120 @@
+/**
+ * The event figures, taken by the event module's own scripts in child processes (each starts its servers in
+ * processes of their own): emit throughput against a bare route (bench/emit-throughput.ts) and fan-out
+ * latency to WebSocket and SSE subscribers (bench/fanout-latency.ts).
+ */
+import { runToEnd } from './json-child.js';
+import { notMeasured, type ResultRow, row } from './result-row.js';
+
+interface EmitRow {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+interface FanoutResult {
+  ws: number;
+  sse: number;
+  rate: number;
+  duration: number;
+  emitted: number;
+  delivered: number;
+  expected: number;
+  p50_ms: number | null;
+  p99_ms: number | null;
+  max_ms: number | null;
+}
+
+const lastJson = <T>(lines: string[]): T | undefined => {
+  const line = lines.filter((l) => l.startsWith('{')).at(-1);
+  return line ? (JSON.parse(line) as T) : undefined;
+};
+
+export async function runEmitCases(options: {
+  duration: number;
+  log: (line: string) => void;
+}): Promise<ResultRow[]> {
+  options.log('  bench/emit-throughput.ts: bare, sqlite, postgres');
+  const { code, lines } = await runToEnd('emit-throughput.ts', [
+    '--duration',
+    String(options.duration),
+    '--json',
+  ]);
+  const result = lastJson<{ rows: EmitRow[] }>(lines);
+  if (code !== 0 || !result) throw new Error(`emit-throughput.ts exited with ${code}`);
+  const bare = result.rows.find((r) => r.name === 'bare fastify route');
+  return (['sqlite', 'postgres'] as const).map((mode) => {
+    const id = `events.emit_${mode}`;
+    const figure = `POST /api/v1/events, ${mode === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`;
+    const measured = result.rows.find((r) => r.name === `platform (${mode})`);
+    if (!measured || !bare)
+      return notMeasured(
+        id,
+        figure,
+        'events/s',
+        '≥ 50 % of bare',
+        `${measured ? 'bare' : mode} case did not run`,
+      );
+    return row({
+      id,
+      figure,
+      value: measured.rps,
+      unit: 'events/s',
+      baseline: { label: 'bare Fastify route parsing the body', value: bare.rps },
+      target: '≥ 50 % of bare',
+      check: (_, ratio) => ratio !== null && ratio >= 0.5,
+      note:
+        `p50/p99 ${measured.p50}/${measured.p99} ms; ${measured.non2xx} non-2xx, ${measured.errors} errors` +
+        (measured.non2xx + measured.errors > 0 ? ' (the rate counts only what was answered)' : ''),
+    });
+  });
+}
+
+export async function runFanoutCase(options: {
+  ws: number;
+  sse: number;
+  rate: number;
+  duration: number;
+  log: (line: string) => void;
+}): Promise<ResultRow[]> {
+  const label = `${options.ws} WS + ${options.sse} SSE at ${options.rate} events/s`;
+  options.log(`  bench/fanout-latency.ts: ${label} for ${options.duration} s`);
+  const { code, lines } = await runToEnd('fanout-latency.ts', [
+    '--ws',
+    String(options.ws),
+    '--sse',
+    String(options.sse),
+    '--rate',
+    String(options.rate),
+    '--duration',
+    String(options.duration),
+    '--json',
+  ]);
+  const r = lastJson<FanoutResult>(lines);
+  if (code !== 0 || !r) throw new Error(`fanout-latency.ts exited with ${code}`);
+  const delivery = `${r.delivered} of ${r.expected} deliveries (${r.emitted} events) within the run + 10 s`;
+  const complete = r.delivered === r.expected;
+  return [
+    row({
+      id: 'fanout.p50_ms',
+      figure: `fan-out latency p50, ${label}`,
+      value: r.p50_ms,
+      unit: 'ms',
+      baseline: null,
+      target: null,
+      note: `${delivery}${complete ? '' : ': the percentiles cover only what arrived'}`,
+    }),
+    row({
+      id: 'fanout.p99_ms',
+      figure: `fan-out latency p99, ${label}`,
+      value: r.p99_ms,
+      unit: 'ms',
+      baseline: null,
+      target: null,
+      note: `max ${r.max_ms === null ? '–' : Math.round(r.max_ms)} ms`,
+    }),
+  ];
+}

@@ -1,0 +1,151 @@
+/**
+ * Request throughput of the platform against a bare Fastify route, and what authentication adds to a request:
+ *
+ * - `GET /api/v1/status` and `GET /api/v1/events?per_page=20` with a bearer token, against the bare server
+ *   answering the very bodies the platform answered;
+ * - `GET /api/v1/health` (public, but credentials sent to it are still verified by the request gates) without
+ *   credentials, with a bearer token and with an API key: the difference of the time per request is the
+ *   cost of the authentication.
+ *
+ * One server at a time runs in its own process; the load comes from this one.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { httpLoad, type LoadResult } from './http-load.js';
+import { spawnJsonChild } from './json-child.js';
+import {
+  adminApiKey,
+  adminToken,
+  type PlatformRuntime,
+  startPlatformProcess,
+  stopChild,
+} from './platform-process.js';
+import { type ResultRow, row } from './result-row.js';
+
+export interface HttpCaseOptions {
+  runtime: PlatformRuntime;
+  duration: number;
+  connections: number;
+  log: (line: string) => void;
+}
+
+const SEEDED_EVENTS = 100;
+const LIST_PATH = '/api/v1/events';
+const LIST_QUERY = '?per_page=20';
+
+export async function runHttpCases(options: HttpCaseOptions): Promise<ResultRow[]> {
+  const { duration, connections, log } = options;
+  const load = async (name: string, url: string, headers: Record<string, string> = {}) => {
+    log(`  ${name}`);
+    const result = await httpLoad({ url, headers, connections, duration });
+    if (result.non2xx > 0 || result.errors > 0)
+      throw new Error(`${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
+    return result;
+  };
+
+  const platform = await startPlatformProcess({ runtime: options.runtime });
+  let measured: Record<'status' | 'list' | 'public' | 'jwt' | 'apiKey', LoadResult>;
+  const bodies: Record<string, unknown> = {};
+  try {
+    const token = await adminToken(platform.url);
+    const apiKey = await adminApiKey(platform.url, token);
+    const bearer = { authorization: `Bearer ${token}` };
+    await seedEvents(platform.url, bearer);
+    for (const path of ['/api/v1/status', LIST_PATH]) {
+      const res = await fetch(`${platform.url}${path}${path === LIST_PATH ? LIST_QUERY : ''}`, {
+        headers: bearer,
+      });
+      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
+      bodies[path] = await res.json();
+    }
+    measured = {
+      status: await load('platform GET /api/v1/status', `${platform.url}/api/v1/status`, bearer),
+      list: await load(
+        `platform GET ${LIST_PATH}${LIST_QUERY}`,
+        `${platform.url}${LIST_PATH}${LIST_QUERY}`,
+        bearer,
+      ),
+      public: await load('platform GET /api/v1/health, no credentials', `${platform.url}/api/v1/health`),
+      jwt: await load('platform GET /api/v1/health, bearer token', `${platform.url}/api/v1/health`, bearer),
+      apiKey: await load('platform GET /api/v1/health, API key', `${platform.url}/api/v1/health`, {
+        'x-api-key': apiKey,
+      }),
+    };
+  } finally {
+    await platform.stop();
+  }
+
+  const dir = mkdtempSync(join(tmpdir(), 'platform-bench-bodies-'));
+  const bodiesFile = join(dir, 'bodies.json');
+  writeFileSync(bodiesFile, JSON.stringify(bodies));
+  const bare = await spawnJsonChild<{ url: string }>('bare-server.ts', [bodiesFile]);
+  let bareStatus: LoadResult;
+  let bareList: LoadResult;
+  try {
+    bareStatus = await load('bare GET /api/v1/status', `${bare.first.url}/api/v1/status`);
+    bareList = await load(`bare GET ${LIST_PATH}${LIST_QUERY}`, `${bare.first.url}${LIST_PATH}${LIST_QUERY}`);
+  } finally {
+    await stopChild(bare.child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const perRequestUs = (r: LoadResult) => 1e6 / r.rps;
+  const atLeast70 = (_: number, ratio: number | null) => ratio !== null && ratio >= 0.7;
+  return [
+    row({
+      id: 'http.status',
+      figure: 'GET /api/v1/status (bearer token)',
+      value: measured.status.rps,
+      unit: 'req/s',
+      baseline: { label: 'bare Fastify, same body', value: bareStatus.rps },
+      target: '≥ 70 % of bare',
+      check: atLeast70,
+      note: `p50/p99 ${measured.status.p50}/${measured.status.p99} ms (bare ${bareStatus.p50}/${bareStatus.p99} ms)`,
+    }),
+    row({
+      id: 'http.list',
+      figure: `GET ${LIST_PATH}${LIST_QUERY} (bearer token)`,
+      value: measured.list.rps,
+      unit: 'req/s',
+      baseline: { label: 'bare Fastify, same body', value: bareList.rps },
+      target: '≥ 70 % of bare',
+      check: atLeast70,
+      note: `p50/p99 ${measured.list.p50}/${measured.list.p99} ms (bare ${bareList.p50}/${bareList.p99} ms)`,
+    }),
+    row({
+      id: 'auth.jwt_overhead_us',
+      figure: 'JWT authentication, added time per request',
+      value: perRequestUs(measured.jwt) - perRequestUs(measured.public),
+      unit: 'µs',
+      baseline: { label: 'whole public request', value: perRequestUs(measured.public) },
+      target: null,
+      note: `GET /api/v1/health at ${measured.jwt.rps} req/s with a bearer token, ${measured.public.rps} req/s without`,
+    }),
+    row({
+      id: 'auth.api_key_overhead_us',
+      figure: 'API-key authentication, added time per request',
+      value: perRequestUs(measured.apiKey) - perRequestUs(measured.public),
+      unit: 'µs',
+      baseline: { label: 'whole public request', value: perRequestUs(measured.public) },
+      target: null,
+      note: `GET /api/v1/health at ${measured.apiKey.rps} req/s with an API key, ${measured.public.rps} req/s without`,
+    }),
+  ];
+}
+
+/** Stored events, so the list answers a full page of 20. */
+async function seedEvents(url: string, headers: Record<string, string>): Promise<void> {
+  for (let i = 0; i < SEEDED_EVENTS; i++) {
+    const res = await fetch(`${url}/api/v1/events`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        event_type: 'bench.order.created',
+        source: 'bench',
+        data: { order_id: i, customer: `c-${i % 7}`, total: 99.5, items: [{ sku: 'A1', qty: 2 }] },
+      }),
+    });
+    if (res.status !== 201) throw new Error(`seeding events: ${res.status} ${await res.text()}`);
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * `npm run bench`: every benchmark in one run, each figure next to its baseline measured in the same run,
+ * printed as one table (markdown). Progress goes to stderr.
+ *
+ *   npm run bench                      # everything, about 3–4 minutes
+ *   npm run bench -- --json            # one JSON document on stdout instead of the table
+ *   npm run bench -- --only http,memory --duration 3
+ *
+ * Groups: http (request throughput, authentication cost), events (emit throughput), fanout, webhooks,
+ * memory (start-up, idle memory, memory per WebSocket connection).
+ */
+import { cpus, loadavg, totalmem } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { runEmitCases, runFanoutCase } from './event-cases.js';
+import { runHttpCases } from './http-cases.js';
+import { runStartupAndMemoryCases } from './memory-cases.js';
+import { platformRuntime } from './platform-process.js';
+import { notMeasured, type ResultRow } from './result-row.js';
+import { resultTable } from './result-table.js';
+import { runWebhookCases } from './delivery-cases.js';
+
+const GROUPS = ['http', 'events', 'fanout', 'webhooks', 'memory'] as const;
+type Group = (typeof GROUPS)[number];
+
+const { values } = parseArgs({
+  options: {
+    json: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    // Seconds of measured load per HTTP and emit case (each also has a 1 s warm-up); at most 10.
+    duration: { type: 'string', default: '5' },
+    'ws-connections': { type: 'string', default: '10000' },
+    'fanout-ws': { type: 'string', default: '1000' },
+    'fanout-sse': { type: 'string', default: '1000' },
+    'fanout-rate': { type: 'string', default: '1000' },
+    'fanout-duration': { type: 'string', default: '3' },
+  },
+});
+const only = values.only ? values.only.split(',').map((g) => g.trim()) : [...GROUPS];
+const unknown = only.filter((g) => !(GROUPS as readonly string[]).includes(g));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown group(s) ${unknown.join(', ')}; groups: ${GROUPS.join(', ')}\n`);
+  process.exit(2);
+}
+const duration = Math.max(1, Math.min(Number(values.duration), 10));
+const connections = 64;
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+const runtime = platformRuntime();
+const startedAt = new Date();
+const loadBefore = loadavg();
+const started = performance.now();
+log(`platform runs from ${runtime.label}; load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
+
+/** A group that fails is reported as not measured, with its error, and the others still run. */
+const groups: Record<Group, { figures: string[]; run: () => Promise<ResultRow[]> }> = {
+  http: {
+    figures: ['GET /api/v1/status', 'GET /api/v1/events list', 'JWT overhead', 'API-key overhead'],
+    run: () => runHttpCases({ runtime, duration, connections, log }),
+  },
+  events: {
+    figures: ['emit throughput'],
+    run: () => runEmitCases({ duration, log }),
+  },
+  fanout: {
+    figures: ['fan-out latency'],
+    run: () =>
+      runFanoutCase({
+        ws: Number(values['fanout-ws']),
+        sse: Number(values['fanout-sse']),
+        rate: Number(values['fanout-rate']),
+        duration: Math.min(Number(values['fanout-duration']), 10),
+        log,
+      }),
+  },
+  webhooks: {
+    figures: ['webhook deliveries/s'],
+    run: () => runWebhookCases({ duration, log }),
+  },
+  memory: {
+    figures: ['start-up', 'idle memory', 'memory per WebSocket connection'],
+    run: () => runStartupAndMemoryCases({ runtime, connections: Number(values['ws-connections']), log }),
+  },
+};
+
+const rows: ResultRow[] = [];
+for (const group of GROUPS) {
+  if (!only.includes(group)) continue;
+  log(`${group}:`);
+  try {
+    rows.push(...(await groups[group].run()));
+  } catch (err) {
+    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    log(`  failed: ${message}`);
+    rows.push(
+      notMeasured(`${group}.failed`, groups[group].figures.join(', '), '', null, `failed: ${message}`),
+    );
+  }
+}
+
+const seconds = Math.round((performance.now() - started) / 1000);
+const loadAfter = loadavg();
+const machine = {
+  cpus: cpus().length,
+  cpu_model: cpus()[0]?.model ?? 'unknown',
+  memory_gib: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`,
+};
+if (values.json) {
+  process.stdout.write(
+    `${JSON.stringify(
+      {
+        started_at: startedAt.toISOString(),
+        duration_seconds: seconds,
+        machine,
+        load_average: { before: loadBefore, after: loadAfter },
+        platform_runtime: runtime.label,
+        settings: { duration_seconds_per_case: duration, connections, groups: only },
+        rows,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+} else {
+  process.stdout.write(
+    `\n${machine.cpus} × ${machine.cpu_model}, ${machine.memory_gib} GiB, Node ${machine.node}; ` +
+      `load average ${loadBefore.map((l) => l.toFixed(2)).join(' ')} before, ` +
+      `${loadAfter.map((l) => l.toFixed(2)).join(' ')} after; platform from ${runtime.label}; ${seconds} s\n\n` +
+      `${resultTable(rows)}\n`,
+  );
+}

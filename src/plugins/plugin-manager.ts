@@ -1,0 +1,529 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { SharedState } from '../cluster/shared-state.js';
+import type { PlatformConfig } from '../config/config-schema.js';
+import type { SubscriptionIndex } from '../events/subscription-index.js';
+import type { SubscriptionStore } from '../events/subscription-store.js';
+import { AppError, notFound } from '../http/app-error.js';
+import { nowIso } from '../kernel/new-id.js';
+import type { PlatformEvents } from '../kernel/platform-events.js';
+import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import type { PluginSubscriptions } from '../webhooks/plugin-subscriptions.js';
+import type { CapabilityServices } from './plugin-capabilities.js';
+import { validateConfig } from './plugin-config.js';
+import type { PluginLogBook } from './plugin-log-book.js';
+import type { Manifest } from './plugin-manifest.js';
+import type { PackageCandidate, PluginPackages } from './plugin-packages.js';
+import type { PluginRepositories } from './plugin-repositories.js';
+import {
+  checkDependencies,
+  checkNoDependents,
+  checkPlatformVersion,
+  type InstalledPlugin,
+  loadOrder,
+} from './plugin-resolver.js';
+import { PluginRuntime } from './plugin-runtime.js';
+import type { PluginRow, PluginStatus, PluginStore } from './plugin-store.js';
+
+/** Announced on every change of a plugin's installed state, so every instance follows it. */
+const CHANGED_CHANNEL = 'plugins.changed';
+
+export interface Actor {
+  actor?: { id: string; username: string } | undefined;
+  requestId?: string | undefined;
+}
+
+export interface InstallInput {
+  source: 'repository' | 'file';
+  /** The package bytes of a `file` install. */
+  archive?: Buffer;
+  /** The sha256 an uploaded file must match (optional). */
+  sha256?: string | undefined;
+  fileName?: string;
+  name?: string;
+  version?: string;
+  config?: Record<string, unknown>;
+  enabled?: boolean;
+}
+
+export interface PluginManagerDeps {
+  cfg: () => PlatformConfig;
+  store: PluginStore;
+  packages: PluginPackages;
+  repositories: PluginRepositories;
+  services: CapabilityServices;
+  pluginSubscriptions: PluginSubscriptions;
+  subscriptionStore: SubscriptionStore;
+  subscriptionIndex: SubscriptionIndex;
+  logBook: PluginLogBook;
+  shared: SharedState;
+  events: PlatformEvents;
+  log: FastifyBaseLogger;
+  platformVersion: string;
+  reportError: (err: unknown) => void;
+}
+
+export const parseManifestColumn = (row: PluginRow): Manifest => JSON.parse(row.manifest) as Manifest;
+export const parseConfigColumn = (row: PluginRow): Record<string, unknown> =>
+  JSON.parse(row.config) as Record<string, unknown>;
+
+const installedView = (rows: PluginRow[]): Map<string, InstalledPlugin> =>
+  new Map(
+    rows.map((r) => [
+      r.id,
+      { id: r.id, version: r.version, enabled: r.enabled === 1, manifest: parseManifestColumn(r) },
+    ]),
+  );
+
+/**
+ * The `plugin_manager` service: installs, enables, disables, updates and uninstalls plugins without a restart.
+ * The installed state lives in the database and is the same for every instance; each change is announced over
+ * the shared state, and every instance then loads or unloads the plugin to match (`reconcile`). Lifecycle
+ * operations on one plugin run one at a time on an instance.
+ */
+export class PluginManager implements PlatformService {
+  readonly name = 'plugin_manager';
+  readonly type = 'plugins';
+  readonly dependencies = ['database', 'cluster_state', 'cache', 'task_runner', 'scheduler', 'event_bus'] as const;
+  private readonly runtimes = new Map<string, PluginRuntime>();
+  /** The last runtime of a plugin that stopped here: its counts stay readable (errors of a plugin put in error). */
+  private readonly stopped = new Map<string, PluginRuntime>();
+  /** The config each loaded plugin was started with: a change elsewhere reloads it here. */
+  private readonly loadedConfig = new Map<string, string>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly instance = randomUUID();
+  private unsubscribe: (() => void) | undefined;
+  private running = false;
+  private counts = { installed: 0, active: 0, failed: 0 };
+  private lastError: string | undefined;
+
+  constructor(private readonly deps: PluginManagerDeps) {}
+
+  // --- the service ---
+
+  async start(): Promise<void> {
+    this.running = true;
+    this.unsubscribe = this.deps.shared.subscribe(CHANGED_CHANNEL, (message) => {
+      const m = message as { id?: unknown; origin?: unknown };
+      if (typeof m.id !== 'string' || m.origin === this.instance) return;
+      const id = m.id;
+      void this.serial(id, () => this.reconcile(id)).catch((err: unknown) => this.report(err));
+    });
+    const rows = await this.deps.store.list();
+    const order = loadOrder(installedView(rows).values());
+    const enabled = rows
+      .filter((r) => r.enabled === 1 && r.status === 'active')
+      .sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+    for (const row of enabled) {
+      await this.serial(row.id, async () => {
+        try {
+          await this.load(row);
+        } catch (err) {
+          await this.putInError(row.id, `could not be loaded at start: ${(err as Error).message}`, false);
+        }
+      });
+    }
+    await this.refreshCounts();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    const rows = await this.deps.store.list().catch(() => [] as PluginRow[]);
+    const order = loadOrder(installedView(rows).values());
+    const loaded = [...this.runtimes.keys()].sort((a, b) => (order.get(b) ?? 0) - (order.get(a) ?? 0));
+    for (const id of loaded) await this.unload(id);
+    await this.deps.logBook.flush();
+  }
+
+  async health(): Promise<ServiceHealth> {
+    const failing = [...this.runtimes.values()].filter((r) => r.health() === 'unhealthy' || r.health() === 'degraded');
+    const status = this.counts.failed > 0 || failing.length > 0 ? 'warning' : 'healthy';
+    return {
+      status,
+      checks: [
+        { name: 'plugins_in_error', status: this.counts.failed > 0 ? 'warning' : 'pass', count: this.counts.failed },
+        {
+          name: 'plugin_health',
+          status: failing.length > 0 ? 'warning' : 'pass',
+          degraded_or_unhealthy: failing.map((r) => r.id),
+        },
+      ],
+      details: { loaded: this.runtimes.size, ...(this.lastError ? { last_error: this.lastError } : {}) },
+    };
+  }
+
+  metrics(): Record<string, number> {
+    let requests = 0;
+    let errors = 0;
+    for (const r of this.runtimes.values()) {
+      requests += r.stats.requestsHandled;
+      errors += r.stats.errors;
+    }
+    return {
+      installed: this.counts.installed,
+      loaded: this.runtimes.size,
+      active: this.counts.active,
+      failed: this.counts.failed,
+      requests_handled: requests,
+      errors,
+    };
+  }
+
+  settings(): Record<string, unknown> {
+    const p = this.deps.cfg().plugins;
+    return {
+      repositories: p.repositories,
+      max_failures: p.max_failures,
+      call_timeout_ms: p.call_timeout_ms,
+      worker_memory_mb: p.worker_memory_mb,
+    };
+  }
+
+  // --- reading ---
+
+  runtime(id: string): PluginRuntime | undefined {
+    return this.runtimes.get(id);
+  }
+
+  /** The running runtime, else the one that stopped last on this instance (for its counts). */
+  lastRuntime(id: string): PluginRuntime | undefined {
+    return this.runtimes.get(id) ?? this.stopped.get(id);
+  }
+
+  async rows(): Promise<PluginRow[]> {
+    return this.deps.store.list();
+  }
+
+  async row(id: string): Promise<PluginRow> {
+    const row = await this.deps.store.find(id);
+    if (!row) throw notFound('plugin', id);
+    return row;
+  }
+
+  // --- lifecycle ---
+
+  /**
+   * Installs a package from a repository or an uploaded file, then enables it unless asked not to.
+   * @throws AppError RESOURCE_CONFLICT (already installed), PLUGIN_DEPENDENCY_ERROR, PLUGIN_PACKAGE_INVALID,
+   *   VALIDATION_ERROR (manifest, config), RESOURCE_NOT_FOUND (not in any repository)
+   */
+  async install(input: InstallInput, who: Actor): Promise<PluginRow> {
+    let candidate: PackageCandidate;
+    let ref: string;
+    if (input.source === 'file') {
+      if (!input.archive) {
+        throw new AppError('VALIDATION_ERROR', 'A file install needs the package in the field `file`', {
+          details: { field: 'file', reason: 'is required' },
+        });
+      }
+      candidate = await this.deps.packages.read(input.archive, input.sha256);
+      ref = input.fileName ?? 'upload';
+    } else {
+      const name = input.name;
+      if (!name) {
+        throw new AppError('VALIDATION_ERROR', 'plugin_name is required for a repository install', {
+          details: { field: 'plugin_name', reason: 'is required' },
+        });
+      }
+      const fetched = await this.deps.repositories.fetch(name, input.version ?? 'latest');
+      candidate = await this.deps.packages.read(fetched.archive, fetched.sha256);
+      ref = fetched.ref;
+      if (candidate.manifest.name !== name || candidate.manifest.version !== fetched.version) {
+        throw new AppError('PLUGIN_PACKAGE_INVALID', `The repository's package is ${candidate.manifest.name}@${candidate.manifest.version}, not ${name}@${fetched.version}`, {
+          details: { reason: 'manifest_mismatch', expected: `${name}@${fetched.version}` },
+        });
+      }
+    }
+    const { manifest } = candidate;
+    return this.serial(manifest.name, async () => {
+      if (await this.deps.store.find(manifest.name)) {
+        throw new AppError('RESOURCE_CONFLICT', `The plugin '${manifest.name}' is already installed; update it instead`, {
+          details: { plugin: manifest.name },
+        });
+      }
+      checkPlatformVersion(manifest, this.deps.platformVersion);
+      const installed = installedView(await this.deps.store.list());
+      const { enabled, config: rawConfig } = splitEnabled(manifest, input);
+      checkDependencies(manifest, installed, enabled);
+      const config = validateConfig(manifest.config_schema, rawConfig);
+      await this.deps.packages.place(candidate);
+      await this.deps.store.savePackage(manifest.name, manifest.version, candidate.sha256, candidate.archive);
+      const now = nowIso();
+      await this.deps.store.insert({
+        id: manifest.name,
+        version: manifest.version,
+        previous_version: null,
+        manifest: JSON.stringify(manifest),
+        source: input.source,
+        source_ref: ref,
+        sha256: candidate.sha256,
+        enabled: 0,
+        status: 'installed',
+        config: JSON.stringify(config),
+        error: null,
+        installed_by: who.actor?.username ?? null,
+        installed_at: now,
+        updated_at: now,
+      });
+      this.announce('plugin.installed', 'system', { plugin_id: manifest.name, version: manifest.version, source: input.source }, who);
+      await this.changed(manifest.name);
+      if (enabled) await this.enableNow(manifest.name, who);
+      return this.row(manifest.name);
+    });
+  }
+
+  /** Enables and loads a plugin everywhere; a plugin whose setup fails ends in `error` (the answer says so). */
+  async enable(id: string, who: Actor): Promise<PluginRow> {
+    return this.serial(id, async () => {
+      await this.enableNow(id, who);
+      return this.row(id);
+    });
+  }
+
+  /**
+   * Disables a plugin everywhere: its routes answer 404 and its subscriptions pause.
+   * @throws AppError PLUGIN_DEPENDENCY_ERROR when enabled plugins depend on it
+   */
+  async disable(id: string, who: Actor): Promise<PluginRow> {
+    return this.serial(id, async () => {
+      const row = await this.row(id);
+      checkNoDependents(id, installedView(await this.deps.store.list()).values(), 'disabled');
+      await this.unload(id);
+      await this.setSubscriptionStatus(id, 'paused');
+      await this.deps.store.update(id, { enabled: 0, status: 'disabled', error: null });
+      if (row.enabled === 1 || row.status === 'active') {
+        this.announce('plugin.disabled', 'system', { plugin_id: id, version: row.version }, who);
+      }
+      await this.changed(id);
+      return this.row(id);
+    });
+  }
+
+  /**
+   * Stops and removes a plugin with its package, storage, subscriptions and logs.
+   * @throws AppError PLUGIN_DEPENDENCY_ERROR when enabled plugins depend on it
+   */
+  async uninstall(id: string, who: Actor): Promise<void> {
+    await this.serial(id, async () => {
+      const row = await this.row(id);
+      checkNoDependents(id, installedView(await this.deps.store.list()).values(), 'uninstalled');
+      await this.unload(id);
+      await this.deps.pluginSubscriptions.removeAll(id);
+      await this.deps.store.delete(id);
+      this.stopped.delete(id);
+      await this.deps.logBook.removeAll(id);
+      await this.deps.services.cache.namespace(`plugin_cache:${id}`).clear();
+      await this.deps.packages.remove(id);
+      this.announce('plugin.uninstalled', 'system', { plugin_id: id, version: row.version }, who);
+      await this.changed(id);
+    });
+  }
+
+  /** Replaces the configuration (validated; masked secrets keep their value) and reloads a running plugin. */
+  async configure(id: string, input: Record<string, unknown>, who: Actor): Promise<PluginRow> {
+    return this.serial(id, async () => {
+      const row = await this.row(id);
+      const config = validateConfig(parseManifestColumn(row).config_schema, input, parseConfigColumn(row));
+      await this.deps.store.update(id, { config: JSON.stringify(config) });
+      if (this.runtimes.has(id)) {
+        await this.unload(id);
+        await this.loadOrFail(await this.row(id), who);
+      }
+      await this.changed(id);
+      return this.row(id);
+    });
+  }
+
+  /** Runs `fn` while no other lifecycle operation on the plugin runs on this instance. */
+  serial<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(id) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(fn);
+    this.locks.set(id, next);
+    void next
+      .catch(() => {})
+      .finally(() => {
+        if (this.locks.get(id) === next) this.locks.delete(id);
+      });
+    return next;
+  }
+
+  // --- used by the update task ---
+
+  /** Stops the plugin on this instance (the others follow the status change). */
+  async unload(id: string): Promise<void> {
+    const runtime = this.runtimes.get(id);
+    if (!runtime) return;
+    this.runtimes.delete(id);
+    this.loadedConfig.delete(id);
+    this.stopped.set(id, runtime);
+    await runtime.stop();
+  }
+
+  /** Loads an installed row here: its package is unpacked from the database first when this machine lacks it. */
+  async load(row: PluginRow): Promise<PluginRuntime> {
+    await this.unload(row.id);
+    const manifest = parseManifestColumn(row);
+    const dir = await this.deps.packages.ensure(row.id, row.version, row.sha256, async () =>
+      (await this.deps.store.loadPackage(row.id, row.version))?.archive,
+    );
+    const cfg = this.deps.cfg().plugins;
+    const runtime = new PluginRuntime({
+      id: row.id,
+      version: row.version,
+      manifest,
+      dir,
+      sha256: row.sha256,
+      config: parseConfigColumn(row),
+      services: this.deps.services,
+      timeoutMs: () => this.deps.cfg().plugins.call_timeout_ms,
+      workerMemoryMb: cfg.worker_memory_mb,
+      log: (level, message, fields) => this.deps.logBook.write(row.id, level, message, fields),
+      onFailure: (r, message) => this.failed(r, message),
+      onCrash: (r, reason) => {
+        void this.serial(r.id, () => this.putInError(r.id, reason, true, r)).catch((err: unknown) => this.report(err));
+      },
+    });
+    await runtime.start();
+    this.runtimes.set(row.id, runtime);
+    this.loadedConfig.set(row.id, row.config);
+    await this.setSubscriptionStatus(row.id, 'active', runtime.subscriptionNames);
+    this.announce('plugin.loaded', `plugin:${row.id}`, { plugin_id: row.id, version: row.version, isolation: runtime.isolation }, {});
+    return runtime;
+  }
+
+  /** Announces a change of the plugin's row to the other instances, and refreshes the counts. */
+  async changed(id: string): Promise<void> {
+    await this.refreshCounts();
+    await this.deps.shared.publish(CHANGED_CHANNEL, { id, origin: this.instance });
+  }
+
+  announce(type: string, source: 'system' | `plugin:${string}`, data: Record<string, unknown>, who: Actor): void {
+    this.deps.events.announce(type, source, data, { actor: who.actor, requestId: who.requestId });
+  }
+
+  installed(rows: PluginRow[]): Map<string, InstalledPlugin> {
+    return installedView(rows);
+  }
+
+  // --- internals ---
+
+  private async enableNow(id: string, who: Actor): Promise<void> {
+    const row = await this.row(id);
+    const manifest = parseManifestColumn(row);
+    checkPlatformVersion(manifest, this.deps.platformVersion);
+    checkDependencies(manifest, installedView(await this.deps.store.list()), true);
+    if (row.enabled === 1 && row.status === 'active' && this.runtimes.get(id)?.isActive()) return;
+    if (await this.loadOrFail(row, who)) {
+      await this.deps.store.update(id, { enabled: 1, status: 'active', error: null });
+      this.announce('plugin.enabled', 'system', { plugin_id: id, version: row.version }, who);
+    }
+    await this.changed(id);
+  }
+
+  /** Loads the plugin; when that fails it is recorded in `error` everywhere. Resolves to whether it runs. */
+  private async loadOrFail(row: PluginRow, who: Actor): Promise<boolean> {
+    try {
+      await this.load(row);
+      return true;
+    } catch (err) {
+      await this.putInError(row.id, (err as Error).message, false, undefined, who);
+      return false;
+    }
+  }
+
+  /** What another instance announced: load, reload or unload the plugin here to match its row. */
+  private async reconcile(id: string): Promise<void> {
+    if (!this.running) return;
+    const row = await this.deps.store.find(id);
+    const runtime = this.runtimes.get(id);
+    if (!row) {
+      await this.unload(id);
+      await this.deps.packages.remove(id);
+    } else if (row.enabled === 1 && row.status === 'active') {
+      const current = runtime && runtime.version === row.version && runtime.isActive() && this.loadedConfig.get(id) === row.config;
+      if (!current) {
+        try {
+          await this.load(row);
+        } catch (err) {
+          // Loaded elsewhere but failing here: this instance serves without it and says why.
+          this.report(new Error(`plugin ${id} could not be loaded on this instance: ${(err as Error).message}`));
+        }
+      }
+    } else {
+      await this.unload(id);
+    }
+    await this.refreshCounts();
+  }
+
+  /** Counts a failure; past `plugins.max_failures` since the plugin was loaded, the plugin is put in `error`. */
+  private failed(runtime: PluginRuntime, message: string): void {
+    if (!runtime.isActive() || this.runtimes.get(runtime.id) !== runtime) return;
+    if (runtime.stats.errors < this.deps.cfg().plugins.max_failures) return;
+    void this.serial(runtime.id, () =>
+      this.putInError(runtime.id, `disabled after ${runtime.stats.errors} failures; the last: ${message}`, true, runtime),
+    ).catch((err: unknown) => this.report(err));
+  }
+
+  /** Stops the plugin everywhere with status `error` (the platform keeps serving without it). */
+  private async putInError(id: string, message: string, unload: boolean, only?: PluginRuntime, who: Actor = {}): Promise<void> {
+    if (only && this.runtimes.get(id) !== only && this.runtimes.has(id)) return;
+    if (unload || only) await this.unload(id);
+    const row = await this.deps.store.find(id);
+    if (!row) return;
+    await this.setSubscriptionStatus(id, 'paused');
+    await this.deps.store.update(id, { enabled: 0, status: 'error', error: message.slice(0, 2000) });
+    this.deps.logBook.write(id, 'error', `plugin put in error: ${message}`);
+    this.announce('plugin.error', `plugin:${id}`, { plugin_id: id, version: row.version, error: message }, who);
+    await this.changed(id);
+  }
+
+  /** Pauses (disable, error) or resumes (load) the plugin's durable subscriptions; drops those it no longer makes. */
+  private async setSubscriptionStatus(id: string, status: 'active' | 'paused', current?: ReadonlySet<string>): Promise<void> {
+    const rows = (await this.deps.subscriptionStore.list({ deliveryMethod: 'plugin' })).filter((r) => r.plugin_id === id);
+    let changed = false;
+    for (const r of rows) {
+      if (current && !current.has(r.name)) {
+        await this.deps.subscriptionStore.delete(r.id);
+        changed = true;
+      } else if (r.status !== status) {
+        await this.deps.subscriptionStore.update(r.id, { status, consecutive_failures: 0, updated_at: nowIso() });
+        changed = true;
+      }
+    }
+    if (changed) await this.deps.subscriptionIndex.changed();
+  }
+
+  private async refreshCounts(): Promise<void> {
+    const rows = await this.deps.store.list();
+    this.counts = {
+      installed: rows.length,
+      active: rows.filter((r) => r.status === 'active').length,
+      failed: rows.filter((r) => r.status === 'error').length,
+    };
+  }
+
+  private report(err: unknown): void {
+    this.lastError = err instanceof Error ? err.message : String(err);
+    this.deps.reportError(err);
+    this.deps.log.warn({ err, component: 'plugins' }, 'plugin manager error');
+  }
+}
+
+/**
+ * Whether to enable at once: the body's `enabled`, else `config.enabled` when the plugin's own configuration
+ * has no such key (the example of the interface, `config: {enabled: true}`), else yes.
+ */
+function splitEnabled(manifest: Manifest, input: InstallInput): { enabled: boolean; config: Record<string, unknown> } {
+  const config = { ...(input.config ?? {}) };
+  const ownKey = Object.hasOwn((manifest.config_schema['properties'] as object | undefined) ?? {}, 'enabled');
+  let enabled = input.enabled;
+  if (!ownKey && 'enabled' in config) {
+    if (enabled === undefined && typeof config['enabled'] === 'boolean') enabled = config['enabled'];
+    delete config['enabled'];
+  }
+  return { enabled: enabled ?? true, config };
+}
+
+export type { PluginStatus };

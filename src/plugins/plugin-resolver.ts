@@ -1,0 +1,92 @@
+import semver from 'semver';
+import { AppError } from '../http/app-error.js';
+import type { Manifest } from './plugin-manifest.js';
+
+/** What the resolver needs of an installed plugin. */
+export interface InstalledPlugin {
+  id: string;
+  version: string;
+  enabled: boolean;
+  manifest: Pick<Manifest, 'dependencies'>;
+}
+
+const dependencyError = (message: string, details: Record<string, unknown>) =>
+  new AppError('PLUGIN_DEPENDENCY_ERROR', message, { details });
+
+/** @throws AppError PLUGIN_DEPENDENCY_ERROR when the platform's version is outside `platform_version` */
+export function checkPlatformVersion(manifest: Pick<Manifest, 'name' | 'platform_version'>, platformVersion: string): void {
+  if (semver.satisfies(platformVersion, manifest.platform_version, { includePrerelease: true })) return;
+  throw dependencyError(
+    `${manifest.name} needs platform version ${manifest.platform_version}; this platform is ${platformVersion}`,
+    { plugin: manifest.name, platform_version: { required: manifest.platform_version, actual: platformVersion } },
+  );
+}
+
+/**
+ * Checks a plugin's dependencies against what is installed: each must be installed in a version inside its
+ * range, and enabled when `requireEnabled` (the plugin is about to run).
+ *
+ * @throws AppError PLUGIN_DEPENDENCY_ERROR with `details.missing`, `details.incompatible`, `details.disabled`
+ */
+export function checkDependencies(
+  manifest: Pick<Manifest, 'name' | 'dependencies'>,
+  installed: ReadonlyMap<string, InstalledPlugin>,
+  requireEnabled: boolean,
+): void {
+  const missing: string[] = [];
+  const incompatible: { name: string; required: string; installed: string }[] = [];
+  const disabled: string[] = [];
+  for (const [name, range] of Object.entries(manifest.dependencies)) {
+    const dep = installed.get(name);
+    if (!dep) missing.push(name);
+    else if (!semver.satisfies(dep.version, range, { includePrerelease: true })) {
+      incompatible.push({ name, required: range, installed: dep.version });
+    } else if (requireEnabled && !dep.enabled) disabled.push(name);
+  }
+  if (missing.length + incompatible.length + disabled.length === 0) return;
+  const parts = [
+    missing.length > 0 ? `missing: ${missing.join(', ')}` : '',
+    incompatible.length > 0 ? `incompatible: ${incompatible.map((i) => `${i.name} ${i.installed} (needs ${i.required})`).join(', ')}` : '',
+    disabled.length > 0 ? `not enabled: ${disabled.join(', ')}` : '',
+  ].filter(Boolean);
+  throw dependencyError(`${manifest.name} has unmet dependencies (${parts.join('; ')})`, {
+    plugin: manifest.name,
+    missing,
+    incompatible,
+    disabled,
+    dependencies: [...missing, ...incompatible.map((i) => i.name), ...disabled],
+  });
+}
+
+/** Enabled plugins that depend on `id`. */
+export function enabledDependents(id: string, installed: Iterable<InstalledPlugin>): string[] {
+  return [...installed].filter((p) => p.enabled && p.id !== id && id in p.manifest.dependencies).map((p) => p.id).sort();
+}
+
+/**
+ * @throws AppError PLUGIN_DEPENDENCY_ERROR naming the enabled plugins that depend on `id` (disable, uninstall)
+ */
+export function checkNoDependents(id: string, installed: Iterable<InstalledPlugin>, action: string): void {
+  const dependents = enabledDependents(id, installed);
+  if (dependents.length === 0) return;
+  throw dependencyError(`${id} cannot be ${action}: enabled plugins depend on it (${dependents.join(', ')})`, {
+    plugin: id,
+    dependents,
+  });
+}
+
+/** Position (1-based) of every plugin in load order: dependencies first, ties by name; cycles broken by name. */
+export function loadOrder(installed: Iterable<InstalledPlugin>): Map<string, number> {
+  const byId = new Map([...installed].map((p) => [p.id, p]));
+  const order = new Map<string, number>();
+  const visiting = new Set<string>();
+  const visit = (id: string) => {
+    if (order.has(id) || visiting.has(id)) return;
+    visiting.add(id);
+    for (const dep of Object.keys(byId.get(id)?.manifest.dependencies ?? {}).sort()) if (byId.has(dep)) visit(dep);
+    visiting.delete(id);
+    order.set(id, order.size + 1);
+  };
+  for (const id of [...byId.keys()].sort()) visit(id);
+  return order;
+}

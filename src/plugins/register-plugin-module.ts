@@ -1,0 +1,66 @@
+import type { CacheService } from '../cache/cache-service.js';
+import type { EventSystem } from '../events/event-system.js';
+import { SubscriptionStore } from '../events/subscription-store.js';
+import type { PlatformContext } from '../platform-context.js';
+import { PLATFORM_VERSION } from '../system/platform-info.js';
+import type { PluginSubscriptions } from '../webhooks/plugin-subscriptions.js';
+import { registerPluginAdminRoutes } from './plugin-admin-routes.js';
+import { registerPluginDispatcher } from './plugin-dispatcher.js';
+import { PluginLogBook } from './plugin-log-book.js';
+import { PluginManager } from './plugin-manager.js';
+import { PluginPackages } from './plugin-packages.js';
+import { PluginRepositories } from './plugin-repositories.js';
+import { registerPluginResourceRoutes } from './plugin-resource-routes.js';
+import { PluginStorageStore } from './plugin-storage-store.js';
+import { PluginStore } from './plugin-store.js';
+import { PluginUpdates } from './plugin-update-task.js';
+
+/**
+ * Wires the plugin system: the `plugin_manager` service (it loads the enabled plugins when the services
+ * start), the `plugin_update` task, the dispatcher of `/api/v1/ext/{plugin_id}/…`, and the admin and
+ * resource routes.
+ */
+export async function registerPluginModule(
+  ctx: PlatformContext,
+  deps: { eventSystem: EventSystem; pluginSubscriptions: PluginSubscriptions; cache: CacheService },
+): Promise<PluginManager> {
+  const { app, cfg, database } = ctx;
+  const db = database.db;
+  const reportError = (err: unknown) => ctx.registry.recordError('plugin_manager', err);
+  const store = new PluginStore(db);
+  const packages = new PluginPackages(cfg);
+  const repositories = new PluginRepositories(cfg);
+  const logBook = new PluginLogBook({ db, log: app.log, maxLines: () => cfg().plugins.max_log_lines, reportError });
+  const manager = new PluginManager({
+    cfg,
+    store,
+    packages,
+    repositories,
+    services: {
+      events: deps.eventSystem.events,
+      cache: deps.cache,
+      storage: new PluginStorageStore(db),
+      tasks: ctx.tasks,
+      scheduler: ctx.scheduler,
+      subscriptions: deps.pluginSubscriptions,
+    },
+    pluginSubscriptions: deps.pluginSubscriptions,
+    subscriptionStore: new SubscriptionStore(db),
+    subscriptionIndex: deps.eventSystem.subscriptionIndex,
+    logBook,
+    shared: ctx.shared,
+    events: ctx.events,
+    log: app.log,
+    platformVersion: PLATFORM_VERSION,
+    reportError,
+  });
+  ctx.registry.register(manager);
+  ctx.onClose(() => logBook.close());
+  const updates = new PluginUpdates({ manager, store, packages, repositories, tasks: ctx.tasks, platformVersion: PLATFORM_VERSION });
+
+  registerPluginDispatcher(app, { runtime: (id) => manager.runtime(id), auth: ctx.auth });
+  const routeDeps = { manager, updates, repositories, logBook, audit: ctx.audit, cfg };
+  await registerPluginAdminRoutes(app, routeDeps);
+  registerPluginResourceRoutes(app, routeDeps);
+  return manager;
+}
