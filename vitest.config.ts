@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects over one suite: `embedded` runs every test on SQLite with in-memory shared state;
+ * Three projects over one suite: `embedded` runs every test on SQLite with in-memory shared state;
  * `cluster` runs the storage-facing tests again on PostgreSQL and Redis (both must be reachable:
- * a skipped backend is a failed run). PLATFORM_TEST_BACKENDS=embedded runs the first alone.
+ * a skipped backend is a failed run); `cluster-faults` runs last and alone, since it restarts PostgreSQL and
+ * Redis. PLATFORM_TEST_BACKENDS=embedded runs the first alone (names are comma-separated).
  */
 const only = process.env.PLATFORM_TEST_BACKENDS;
 const projects = [

@@ -3,32 +3,42 @@
  * printed as one table (markdown). Progress goes to stderr.
  *
  *   npm run bench                      # everything, about 3–4 minutes
- *   npm run bench -- --json            # one JSON document on stdout instead of the table
+ *   npm run -s bench -- --json         # one JSON document on stdout instead of the table
+ *   npm run bench -- --out results.json   # the table, and the JSON document in a file
+ *   npm run bench -- --build           # compile dist/ first, so the built platform is measured
  *   npm run bench -- --only http,memory --duration 3
  *
  * Groups: http (request throughput, authentication cost), events (emit throughput), fanout, webhooks,
  * memory (start-up, idle memory, memory per WebSocket connection).
  */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
+import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { runWebhookCases } from './delivery-cases.js';
 import { runEmitCases, runFanoutCase } from './event-cases.js';
 import { runHttpCases } from './http-cases.js';
 import { runStartupAndMemoryCases } from './memory-cases.js';
 import { platformRuntime } from './platform-process.js';
 import { notMeasured, type ResultRow } from './result-row.js';
 import { resultTable } from './result-table.js';
-import { runWebhookCases } from './delivery-cases.js';
 
+const ROOT = resolve(import.meta.dirname, '..');
 const GROUPS = ['http', 'events', 'fanout', 'webhooks', 'memory'] as const;
 type Group = (typeof GROUPS)[number];
 
 const { values } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
+    // Writes the JSON document to this file as well (the table still goes to stdout).
+    out: { type: 'string' },
+    // Compiles src/ into dist/ first (tsc -p tsconfig.build.json), so the built platform is what is measured.
+    build: { type: 'boolean', default: false },
     only: { type: 'string' },
     // Seconds of measured load per HTTP and emit case (each also has a 1 s warm-up); at most 10.
-    duration: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '4' },
     'ws-connections': { type: 'string', default: '10000' },
     'fanout-ws': { type: 'string', default: '1000' },
     'fanout-sse': { type: 'string', default: '1000' },
@@ -46,7 +56,20 @@ const duration = Math.max(1, Math.min(Number(values.duration), 10));
 const connections = 64;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-const runtime = platformRuntime();
+if (values.build) {
+  log('compiling src/ into dist/ (tsc -p tsconfig.build.json)');
+  // Type errors (of work in progress elsewhere) do not stop the emit.
+  spawnSync(
+    process.execPath,
+    [resolve(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  process.env.PLATFORM_BENCH_JUST_BUILT = '1';
+}
+const runtime = platformRuntime({ justBuilt: values.build });
 const startedAt = new Date();
 const loadBefore = loadavg();
 const started = performance.now();
@@ -86,7 +109,7 @@ const groups: Record<Group, { figures: string[]; run: () => Promise<ResultRow[]>
 const rows: ResultRow[] = [];
 for (const group of GROUPS) {
   if (!only.includes(group)) continue;
-  log(`${group}:`);
+  log(`${group} (at ${Math.round((performance.now() - started) / 1000)} s):`);
   try {
     rows.push(...(await groups[group].run()));
   } catch (err) {
@@ -107,22 +130,22 @@ const machine = {
   node: process.version,
   platform: `${process.platform} ${process.arch}`,
 };
+const document = `${JSON.stringify(
+  {
+    started_at: startedAt.toISOString(),
+    duration_seconds: seconds,
+    machine,
+    load_average: { before: loadBefore, after: loadAfter },
+    platform_runtime: runtime.label,
+    settings: { duration_seconds_per_case: duration, connections, groups: only },
+    rows,
+  },
+  null,
+  2,
+)}\n`;
+if (values.out) writeFileSync(values.out, document);
 if (values.json) {
-  process.stdout.write(
-    `${JSON.stringify(
-      {
-        started_at: startedAt.toISOString(),
-        duration_seconds: seconds,
-        machine,
-        load_average: { before: loadBefore, after: loadAfter },
-        platform_runtime: runtime.label,
-        settings: { duration_seconds_per_case: duration, connections, groups: only },
-        rows,
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  process.stdout.write(document);
 } else {
   process.stdout.write(
     `\n${machine.cpus} × ${machine.cpu_model}, ${machine.memory_gib} GiB, Node ${machine.node}; ` +

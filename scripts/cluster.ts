@@ -82,6 +82,9 @@ function startInstance(name: string, port: number, env: NodeJS.ProcessEnv): Prom
     cwd: PROJECT_ROOT,
     env: { ...env, PLATFORM__SERVER__PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: Ctrl-C reaches only this script, which then stops each instance with one SIGTERM
+    // (a second signal would make an instance exit without draining).
+    detached: true,
   });
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   return new Promise((resolveStart, rejectStart) => {
@@ -130,6 +133,10 @@ async function main(): Promise<void> {
   let proxy: Awaited<ReturnType<typeof startClusterProxy>> | undefined;
   process.on('SIGINT', () => void stopAll(0));
   process.on('SIGTERM', () => void stopAll(0));
+  // Detached instances would outlive a script that dies some other way.
+  process.on('exit', () => {
+    for (const r of running) if (r.child.exitCode === null) r.child.kill('SIGKILL');
+  });
   try {
     // The first instance alone: it migrates the database and creates the admin; the others then start together.
     const names = Array.from(

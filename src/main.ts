@@ -13,6 +13,7 @@ Commands:
                                 and end every session of the user
   openapi                       print the OpenAPI document as JSON
   backup create|list|import|restore   back up or restore the configured storage (platform backup --help)
+  plugin pack <dir> [--out <dir>]     pack a plugin folder into <name>-<version>.tgz and print its sha256
 
 Options:
   --config <file>               config file (default: platform.config.yaml|yml|json in the working
@@ -30,6 +31,8 @@ async function main(argv: string[]): Promise<number> {
   // `backup` takes options of its own, so it parses them itself (src/backups/backup-cli.ts).
   if (argv[0] === 'backup')
     return (await import('./backups/backup-cli.js')).backupCommand(argv.slice(1), { out, err });
+  if (argv[0] === 'plugin')
+    return (await import('./plugins/plugin-cli.js')).pluginCommand(argv.slice(1), { out, err });
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);

@@ -34,11 +34,13 @@ import { ServiceRegistry } from './kernel/service-registry.js';
 import { registerLogRoutes } from './logs/log-routes.js';
 import { loggerOptions } from './logs/logger-options.js';
 import { createPlatformLogging } from './logs/platform-logging.js';
+import { RequestLogController } from './logs/request-log-controller.js';
 import { Mailer } from './mail/mailer.js';
 import { MetricsCollector } from './metrics/metrics-collector.js';
 import { registerMetricsRoutes } from './metrics/metrics-routes.js';
 import { registerRequestMetrics } from './metrics/request-metrics-hook.js';
 import type { PlatformContext } from './platform-context.js';
+import { registerPluginModule } from './plugins/register-plugin-module.js';
 import { registerBlockedIpRoutes } from './security/blocked-ip-routes.js';
 import { BlockedIps } from './security/blocked-ips.js';
 import { proxyTrust } from './security/ip-ranges.js';
@@ -139,6 +141,7 @@ async function assemble(
     // A function, not a list, so a change of server.trusted_proxies applies without a restart.
     trustProxy: proxyTrust(() => cfg().server.trusted_proxies),
     bodyLimit: cfg().server.body_limit_bytes,
+    logController: new RequestLogController(logging.output),
     requestTimeout: cfg().server.request_timeout_seconds * 1000,
     return503OnClosing: true,
     frameworkErrors,
@@ -280,7 +283,12 @@ async function assemble(
   app.addHook('onClose', () => systemRestart.close());
   registerRestartRoutes(app, { restart: systemRestart, audit });
   const eventSystem = await registerEventSystem(context);
-  registerWebhookModule(context, eventSystem);
+  const webhooks = registerWebhookModule(context, eventSystem);
+  await registerPluginModule(context, {
+    eventSystem,
+    pluginSubscriptions: webhooks.pluginSubscriptions,
+    cache,
+  });
   const mailer = new Mailer(cfg, app.log);
   registry.register(mailer);
   registerUserModule(context, { hasher, mailer });

@@ -29,4 +29,8 @@ export interface RedisLike {
   quit(): Promise<string>;
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
   on(event: 'error', listener: (err: Error) => void): unknown;
+  on(event: 'ready', listener: () => void): unknown;
+  once(event: 'ready', listener: () => void): unknown;
+  /** ioredis's connection state; `ready` once connected and checked. */
+  readonly status: string;
 }

@@ -114,14 +114,15 @@ function routes(app: App, deps: { config: ConfigService; audit: AuditLog; events
   };
 
   const announce = async (request: FastifyRequest, action: string, change: ConfigChange) => {
-    if (change.updated_keys.length === 0) return;
     const { config_version } = deps.config.metadata();
+    // Every admin mutation leaves an audit entry, also one that changed nothing (who tried what is worth keeping).
     await deps.audit.record(request, {
       action,
       resourceType: 'config',
       resourceId: config_version,
       details: { ...change, config_version },
     });
+    if (change.updated_keys.length === 0) return;
     deps.events.announce(
       'system.config.updated',
       'system',

@@ -145,12 +145,32 @@ function isUnstorableText(error: unknown): boolean {
 
 /** Connection failures to PostgreSQL or Redis answer 503 fast, so clients retry rather than report a bug. */
 function isUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
+  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
   return (
-    typeof code === 'string' &&
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '08006', '08001', '08003'].includes(code)
+    (typeof code === 'string' &&
+      [
+        'ECONNREFUSED',
+        'ECONNRESET',
+        'ETIMEDOUT',
+        '57P01',
+        '57P02',
+        '57P03',
+        '08006',
+        '08001',
+        '08003',
+      ].includes(code)) ||
+    // ioredis gave up on a command while reconnecting; pg lost or could not open a connection (no code).
+    name === 'MaxRetriesPerRequestError' ||
+    (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((m) => message.startsWith(m)))
   );
 }
+
+const UNAVAILABLE_MESSAGES = [
+  'Connection is closed',
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+];
 
 /**
  * Fastify's `frameworkErrors` option: errors the router raises before any route runs (a malformed URL, a path

@@ -30,6 +30,14 @@ export function boundInput(schema: unknown): unknown {
       out[key] = isSchema(value)
         ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, boundInput(v)]))
         : value;
+    } else if (key === 'content' && isSchema(value)) {
+      // A body declared per media type (`content: {'application/json': {schema}}`).
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([media, m]) => [
+          media,
+          isSchema(m) && 'schema' in m ? { ...m, schema: boundInput(m['schema']) } : m,
+        ]),
+      );
     } else if (
       key === 'items' ||
       key === 'additionalProperties' ||

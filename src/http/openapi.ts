@@ -92,18 +92,48 @@ function describeResponse(response: unknown, code: string, r: RouteTraits): unkn
     : { ...declared, 'x-response-description': description, headers };
 }
 
+interface OpenApiOperation {
+  tags?: string[];
+  operationId?: string;
+  parameters?: { in?: string; name?: string; description?: string }[];
+}
 interface OpenApiObject {
-  paths?: Record<string, Record<string, { tags?: string[] }>>;
+  paths?: Record<string, Record<string, OpenApiOperation>>;
   tags?: { name: string }[];
 }
 
-/** Declares every tag the operations use at the top level, so readers can group and describe them. */
-function withTagList(doc: OpenApiObject): OpenApiObject {
+/**
+ * Final touches on the generated document: a Fastify wildcard (`/*`, which may span several segments) becomes
+ * a named `{path}` parameter, since OpenAPI path parameters need a name; one route serving several methods
+ * gets one operationId per method; and every tag the operations use is declared at the top level.
+ */
+function finishDocument(doc: OpenApiObject): OpenApiObject {
+  const paths: Record<string, Record<string, OpenApiOperation>> = {};
+  const ids = new Set<string>();
   const names = new Set<string>();
-  for (const item of Object.values(doc.paths ?? {}))
-    for (const op of Object.values(item)) for (const tag of op.tags ?? []) names.add(tag);
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    const wildcard = path.includes('{*}');
+    const ops: Record<string, OpenApiOperation> = {};
+    for (const [method, op] of Object.entries(item)) {
+      const next = { ...op };
+      if (wildcard && next.parameters)
+        next.parameters = next.parameters.map((p) =>
+          p.in === 'path' && p.name === '*'
+            ? { ...p, name: 'path', required: true, description: 'The rest of the path; may hold slashes' }
+            : p,
+        );
+      if (next.operationId) {
+        if (ids.has(next.operationId))
+          next.operationId = `${next.operationId}${method[0]?.toUpperCase()}${method.slice(1)}`;
+        ids.add(next.operationId);
+      }
+      for (const tag of next.tags ?? []) names.add(tag);
+      ops[method] = next;
+    }
+    paths[wildcard ? path.replace('{*}', '{path}') : path] = ops;
+  }
   const tags = [...names].sort().map((name) => ({ name, description: `Operations of the ${name} area` }));
-  return { ...doc, tags };
+  return { ...doc, paths, tags };
 }
 
 /**
@@ -201,7 +231,7 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
       security: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
     },
     transformObject: (document) =>
-      withTagList((document as { openapiObject: OpenApiObject }).openapiObject) as never,
+      finishDocument((document as { openapiObject: OpenApiObject }).openapiObject) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json['$id'] ?? `def-${i}`) },
   });
 

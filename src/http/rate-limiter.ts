@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createMemorySharedState } from '../cluster/memory/memory-shared-state.js';
 import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from './app-error.js';
@@ -9,6 +10,10 @@ import { AppError } from './app-error.js';
  * the limit holds across instances.
  */
 export class RateLimiter {
+  // While Redis cannot be reached, each instance counts alone rather than refusing every request: events,
+  // webhooks and streams keep working without Redis, and limits still hold per instance.
+  private readonly local = createMemorySharedState();
+
   constructor(
     private readonly shared: SharedState,
     private readonly config: () => PlatformConfig,
@@ -24,7 +29,9 @@ export class RateLimiter {
         ? (['authenticated', `p:${p.apiKeyId ?? p.userId}`] as const)
         : (['anonymous', `ip:${request.ip}`] as const);
     const { max, window_seconds: windowSeconds } = limits[bucket];
-    const { count, resetAt } = await this.shared.hit(`${bucket}:${key}`, windowSeconds);
+    const { count, resetAt } = await this.shared
+      .hit(`${bucket}:${key}`, windowSeconds)
+      .catch(() => this.local.hit(`${bucket}:${key}`, windowSeconds));
     const resetSeconds = Math.ceil(resetAt / 1000);
     reply.header('x-ratelimit-limit', String(max));
     reply.header('x-ratelimit-remaining', String(Math.max(0, max - count)));

@@ -1,6 +1,13 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+const RANDOM_PER_ID = 16;
+/**
+ * Random bytes are drawn 256 ids at a time: one `randomBytes(16)` per id (every request gets an id) cost
+ * about 5 % of a busy server's CPU, most of it the per-call overhead rather than the randomness.
+ */
+const pool = Buffer.alloc(RANDOM_PER_ID * 256);
+let offset = pool.length;
 
 /**
  * A prefixed, time-sortable identifier: `evt_` + 10 characters of milliseconds + 16 random ones
@@ -13,9 +20,13 @@ export function newId(prefix: string): string {
     head = ALPHABET[time % 32] + head;
     time = Math.floor(time / 32);
   }
-  const bytes = randomBytes(16);
+  if (offset + RANDOM_PER_ID > pool.length) {
+    randomFillSync(pool);
+    offset = 0;
+  }
   let tail = '';
-  for (const b of bytes) tail += ALPHABET[b % 32];
+  for (let i = offset; i < offset + RANDOM_PER_ID; i++) tail += ALPHABET[pool[i]! % 32];
+  offset += RANDOM_PER_ID;
   return `${prefix}_${head}${tail}`;
 }
 

@@ -14,6 +14,7 @@ interface Entry {
 /** Holds the platform's services, orders their lifecycle, and records their errors. */
 export class ServiceRegistry {
   private readonly entries = new Map<string, Entry>();
+  private readonly checking = new Map<string, Promise<ServiceHealth>>();
 
   register(service: PlatformService): void {
     if (this.entries.has(service.name)) throw new Error(`service ${service.name} is registered twice`);
@@ -103,11 +104,27 @@ export class ServiceRegistry {
     return { durationMs: performance.now() - start, restarted: [name, ...dependents] };
   }
 
-  async health(name: string): Promise<ServiceHealth> {
+  /**
+   * The service's health check. Callers that ask while a check of the same service is running share its
+   * result instead of starting another: under load every /status request ran every service's checks
+   * (database queries, file-system probes), most of its cost. No result is kept once the check has ended.
+   */
+  health(name: string): Promise<ServiceHealth> {
     const e = this.entry(name);
     if (e.state !== 'running') {
-      return { status: 'unhealthy', checks: [{ name: 'running', status: 'fail', state: e.state }] };
+      return Promise.resolve({
+        status: 'unhealthy',
+        checks: [{ name: 'running', status: 'fail', state: e.state }],
+      });
     }
+    const running = this.checking.get(name);
+    if (running !== undefined) return running;
+    const check = this.check(name, e).finally(() => this.checking.delete(name));
+    this.checking.set(name, check);
+    return check;
+  }
+
+  private async check(name: string, e: Entry): Promise<ServiceHealth> {
     try {
       return await e.service.health();
     } catch (err) {

@@ -48,6 +48,11 @@ export class LogOutput {
     return this.loggerLevel;
   }
 
+  /** Whether Fastify's two lines per request are kept anywhere: by stdout at INFO or more verbose only. */
+  keepsRequestLines(): boolean {
+    return this.threshold <= INFO;
+  }
+
   /** Where INFO-and-above records go besides stdout (the log store's queue). */
   attach(sink: ((line: string) => void) | undefined): void {
     this.sink = sink;

@@ -28,7 +28,12 @@ export class InlineHost implements PluginHost {
   async start(): Promise<void> {
     const { dir, main, sha256, info, side } = this.options;
     const url = `${pathToFileURL(join(dir, main)).href}?sha256=${sha256}`;
-    const mod = (await withTimeout(import(url) as Promise<{ default?: unknown }>, this.options.timeoutMs(), 'loading the plugin module')) ?? {};
+    const mod =
+      (await withTimeout(
+        import(url) as Promise<{ default?: unknown }>,
+        this.options.timeoutMs(),
+        'loading the plugin module',
+      )) ?? {};
     const definition = mod.default as PluginDefinition | undefined;
     if (!definition || typeof definition.setup !== 'function') {
       throw new Error(`the main module (${main}) has no default export with a setup(ctx) function`);
@@ -54,7 +59,11 @@ export class InlineHost implements PluginHost {
       denied: (permission, what) => side.denied(permission, what),
     };
     const ctx = createPluginContext(info, port);
-    await withTimeout(Promise.resolve().then(() => definition.setup(ctx)), this.options.timeoutMs(), 'setup');
+    await withTimeout(
+      Promise.resolve().then(() => definition.setup(ctx)),
+      this.options.timeoutMs(),
+      'setup',
+    );
     await Promise.all(pending);
   }
 
@@ -62,7 +71,11 @@ export class InlineHost implements PluginHost {
     const definition = this.definition;
     this.definition = undefined;
     if (typeof definition?.teardown !== 'function') return;
-    await withTimeout(Promise.resolve().then(() => definition.teardown?.()), this.options.timeoutMs(), 'teardown');
+    await withTimeout(
+      Promise.resolve().then(() => definition.teardown?.()),
+      this.options.timeoutMs(),
+      'teardown',
+    );
   }
 
   async memoryMb(): Promise<number | null> {

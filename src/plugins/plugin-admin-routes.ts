@@ -1,4 +1,5 @@
 import multipart from '@fastify/multipart';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit/audit-log.js';
@@ -11,7 +12,15 @@ import { TaskView } from '../tasks/task-view.js';
 import type { PluginLogBook } from './plugin-log-book.js';
 import type { Actor, PluginManager } from './plugin-manager.js';
 import type { PluginRepositories } from './plugin-repositories.js';
-import { AvailablePlugin, InstallBody, PluginDetail, PluginIdParams, PluginListItem, UpdateBody } from './plugin-schemas.js';
+import {
+  AvailablePlugin,
+  InstallBody,
+  PluginDetail,
+  PluginErrors,
+  PluginIdParams,
+  PluginListItem,
+  UpdateBody,
+} from './plugin-schemas.js';
 import type { PluginUpdates } from './plugin-update-task.js';
 import { readUpload } from './plugin-upload.js';
 import { listItem, pluginDetail, pluginList } from './plugin-views.js';
@@ -29,7 +38,9 @@ const tags = ['plugins'];
 const admin = access.admin('admin:plugins');
 
 export const actorOf = (request: FastifyRequest): Actor => ({
-  actor: request.principal ? { id: request.principal.userId, username: request.principal.username } : undefined,
+  actor: request.principal
+    ? { id: request.principal.userId, username: request.principal.username }
+    : undefined,
   requestId: request.id,
 });
 
@@ -86,7 +97,7 @@ export async function registerPluginAdminRoutes(app: App, deps: PluginRouteDeps)
   );
 
   // Multipart parsing stays inside this context: only the install route takes uploads.
-  await app.register(async (scope) => {
+  const installRoute: FastifyPluginAsyncTypebox = async (scope) => {
     await scope.register(multipart, { limits: { files: 1, fields: 10 } });
     scope.post(
       '/api/v1/admin/plugins/install',
@@ -95,7 +106,8 @@ export async function registerPluginAdminRoutes(app: App, deps: PluginRouteDeps)
         schema: {
           operationId: 'adminInstallPlugin',
           tags,
-          summary: 'Install a plugin from a repository (JSON) or an uploaded .tgz (multipart); enabled at once by default',
+          summary:
+            'Install a plugin from a repository (JSON) or an uploaded .tgz (multipart); enabled at once by default',
           description:
             'JSON: `{source: "repository", plugin_name, version ("latest" by default), config}`. ' +
             'Upload: `multipart/form-data` with field `source` = `file`, field `file` = the `.tgz`, and optionally ' +
@@ -104,11 +116,13 @@ export async function registerPluginAdminRoutes(app: App, deps: PluginRouteDeps)
             content: {
               'application/json': { schema: InstallBody },
               'multipart/form-data': {
-                schema: Type.Unknown({ description: 'fields: source=file, file (the .tgz), sha256, config, enabled' }),
+                schema: Type.Unknown({
+                  description: 'fields: source=file, file (the .tgz), sha256, config, enabled',
+                }),
               },
             },
           },
-          response: { 201: Envelope(Type.Object({ plugin: PluginListItem })) },
+          response: { ...PluginErrors, 201: Envelope(Type.Object({ plugin: PluginListItem })) },
         },
       },
       async (request, reply) => {
@@ -124,9 +138,13 @@ export async function registerPluginAdminRoutes(app: App, deps: PluginRouteDeps)
             });
           }
           if (body.source === 'file') {
-            throw new AppError('VALIDATION_ERROR', 'A file install is a multipart/form-data upload with the package in `file`', {
-              details: { field: 'source', reason: 'file installs are uploads' },
-            });
+            throw new AppError(
+              'VALIDATION_ERROR',
+              'A file install is a multipart/form-data upload with the package in `file`',
+              {
+                details: { field: 'source', reason: 'file installs are uploads' },
+              },
+            );
           }
           input = {
             source: 'repository',
@@ -146,7 +164,8 @@ export async function registerPluginAdminRoutes(app: App, deps: PluginRouteDeps)
         return reply.code(201).send(ok(request, { plugin: await itemOf(manager, row.id) }));
       },
     );
-  });
+  };
+  await app.register(installRoute);
 
   app.get(
     '/api/v1/admin/plugins/:plugin_id',
@@ -157,10 +176,11 @@ export async function registerPluginAdminRoutes(app: App, deps: PluginRouteDeps)
         tags,
         summary: "A plugin's detail: manifest, state, masked configuration, metrics and recent logs",
         params: PluginIdParams,
-        response: { 200: Envelope(Type.Object({ plugin: PluginDetail })) },
+        response: { ...PluginErrors, 200: Envelope(Type.Object({ plugin: PluginDetail })) },
       },
     },
-    async (request) => ok(request, { plugin: await pluginDetail(manager, deps.logBook, request.params.plugin_id) }),
+    async (request) =>
+      ok(request, { plugin: await pluginDetail(manager, deps.logBook, request.params.plugin_id) }),
   );
 
   for (const action of ['enable', 'disable'] as const) {
@@ -176,12 +196,15 @@ export async function registerPluginAdminRoutes(app: App, deps: PluginRouteDeps)
               ? 'Enable a plugin on every instance, at once (a plugin whose setup fails ends in status error)'
               : 'Disable a plugin on every instance, at once: its routes answer 404 and its subscriptions pause',
           params: PluginIdParams,
-          response: { 200: Envelope(Type.Object({ plugin: PluginListItem })) },
+          response: { ...PluginErrors, 200: Envelope(Type.Object({ plugin: PluginListItem })) },
         },
       },
       async (request) => {
         const id = request.params.plugin_id;
-        const row = action === 'enable' ? await manager.enable(id, actorOf(request)) : await manager.disable(id, actorOf(request));
+        const row =
+          action === 'enable'
+            ? await manager.enable(id, actorOf(request))
+            : await manager.disable(id, actorOf(request));
         await audit.record(request, {
           action: `plugin.${action}`,
           resourceType: 'plugin',
@@ -200,10 +223,11 @@ export async function registerPluginAdminRoutes(app: App, deps: PluginRouteDeps)
       schema: {
         operationId: 'adminUpdatePlugin',
         tags,
-        summary: 'Update a plugin from the repositories as a plugin_update task (rolled back if the new version fails)',
+        summary:
+          'Update a plugin from the repositories as a plugin_update task (rolled back if the new version fails)',
         params: PluginIdParams,
         body: UpdateBody,
-        response: { 202: Envelope(Type.Object({ task: TaskView })) },
+        response: { ...PluginErrors, 202: Envelope(Type.Object({ task: TaskView })) },
       },
     },
     async (request, reply) => {
@@ -226,9 +250,10 @@ export async function registerPluginAdminRoutes(app: App, deps: PluginRouteDeps)
       schema: {
         operationId: 'adminUninstallPlugin',
         tags,
-        summary: 'Uninstall a plugin: stop it everywhere, remove its package, storage, subscriptions and logs',
+        summary:
+          'Uninstall a plugin: stop it everywhere, remove its package, storage, subscriptions and logs',
         params: PluginIdParams,
-        response: { 200: MessageOnly },
+        response: { ...PluginErrors, 200: MessageOnly },
       },
     },
     async (request) => {

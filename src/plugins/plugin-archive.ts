@@ -65,9 +65,13 @@ export async function readArchive(bytes: Buffer, limits: ArchiveLimits): Promise
     tar = gunzipSync(bytes, { maxOutputLength: bound });
   } catch (err) {
     if (err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw packageInvalid('unpacked_too_large', `The archive unpacks to more than ${limits.maxUnpackedBytes} bytes`, {
-        limit: limits.maxUnpackedBytes,
-      });
+      throw packageInvalid(
+        'unpacked_too_large',
+        `The archive unpacks to more than ${limits.maxUnpackedBytes} bytes`,
+        {
+          limit: limits.maxUnpackedBytes,
+        },
+      );
     }
     throw packageInvalid('not_gzip', 'The package is not a gzip-compressed tar archive (.tgz)');
   }
@@ -109,9 +113,13 @@ async function parseTar(tar: Buffer, limits: ArchiveLimits): Promise<RawEntry[]>
                 limit: limits.maxEntryBytes,
               })
             : total > limits.maxUnpackedBytes
-              ? packageInvalid('unpacked_too_large', `The archive unpacks to more than ${limits.maxUnpackedBytes} bytes`, {
-                  limit: limits.maxUnpackedBytes,
-                })
+              ? packageInvalid(
+                  'unpacked_too_large',
+                  `The archive unpacks to more than ${limits.maxUnpackedBytes} bytes`,
+                  {
+                    limit: limits.maxUnpackedBytes,
+                  },
+                )
               : undefined;
       if (problem) {
         failure = problem;
@@ -154,9 +162,13 @@ function locatePackage(raw: RawEntry[]): ArchiveContent {
   for (const e of raw) {
     if (e.path === '') continue;
     if (!safeRelativePath(e.path)) {
-      throw packageInvalid('path_escapes', `The entry '${e.path}' would be written outside the package folder`, {
-        entry: e.path,
-      });
+      throw packageInvalid(
+        'path_escapes',
+        `The entry '${e.path}' would be written outside the package folder`,
+        {
+          entry: e.path,
+        },
+      );
     }
   }
   const files = raw.filter((e) => e.path !== '');
@@ -183,7 +195,9 @@ function locatePackage(raw: RawEntry[]): ArchiveContent {
   const seen = new Set<string>();
   for (const e of within) {
     if (seen.has(e.path) && e.type !== 'Directory') {
-      throw packageInvalid('duplicate_entry', `The archive holds '${e.path}' more than once`, { entry: e.path });
+      throw packageInvalid('duplicate_entry', `The archive holds '${e.path}' more than once`, {
+        entry: e.path,
+      });
     }
     seen.add(e.path);
     if (throughLink(e.path)) {
@@ -205,11 +219,20 @@ function locatePackage(raw: RawEntry[]): ArchiveContent {
         const resolved = e.linkpath.startsWith('/')
           ? e.linkpath
           : posix.normalize(posix.join(posix.dirname(e.path), e.linkpath));
-        if (resolved.startsWith('/') || resolved === '..' || resolved.startsWith('../') || throughLink(resolved)) {
-          throw packageInvalid('link_escapes', `The symbolic link '${e.path}' points outside the package folder`, {
-            entry: e.path,
-            target: e.linkpath,
-          });
+        if (
+          resolved.startsWith('/') ||
+          resolved === '..' ||
+          resolved.startsWith('../') ||
+          throughLink(resolved)
+        ) {
+          throw packageInvalid(
+            'link_escapes',
+            `The symbolic link '${e.path}' points outside the package folder`,
+            {
+              entry: e.path,
+              target: e.linkpath,
+            },
+          );
         }
         entries.push({ kind: 'symlink', path: e.path, target: e.linkpath });
         break;
@@ -219,23 +242,36 @@ function locatePackage(raw: RawEntry[]): ArchiveContent {
         const name = e.linkpath.replace(/^(\.\/)+/, '');
         const source = name.startsWith(prefix) ? fileData.get(name.slice(prefix.length)) : undefined;
         if (!safeRelativePath(name) || !source) {
-          throw packageInvalid('link_escapes', `The hard link '${e.path}' does not name a file of the package`, {
-            entry: e.path,
-            target: e.linkpath,
-          });
+          throw packageInvalid(
+            'link_escapes',
+            `The hard link '${e.path}' does not name a file of the package`,
+            {
+              entry: e.path,
+              target: e.linkpath,
+            },
+          );
         }
-        entries.push({ kind: 'file', path: e.path, data: source.data, executable: (source.mode & 0o111) !== 0 });
+        entries.push({
+          kind: 'file',
+          path: e.path,
+          data: source.data,
+          executable: (source.mode & 0o111) !== 0,
+        });
         break;
       }
       default:
-        throw packageInvalid('unsupported_entry', `The entry '${e.path}' is a ${e.type}, which a package may not hold`, {
-          entry: e.path,
-          type: e.type,
-        });
+        throw packageInvalid(
+          'unsupported_entry',
+          `The entry '${e.path}' is a ${e.type}, which a package may not hold`,
+          {
+            entry: e.path,
+            type: e.type,
+          },
+        );
     }
   }
   const manifest = entries.find((e) => e.kind === 'file' && e.path === 'plugin.json');
-  if (!manifest || manifest.kind !== 'file') {
+  if (manifest?.kind !== 'file') {
     throw packageInvalid('manifest_missing', 'The package has no plugin.json at its root');
   }
   return { entries, manifest: manifest.data };

@@ -92,7 +92,11 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
       case 'cache.set': {
         need('cache:use', 'cache.set');
         const ttl = args[2];
-        await cache.set(str(args[0], 'the key'), args[1], typeof ttl === 'number' && ttl > 0 ? ttl : undefined);
+        await cache.set(
+          str(args[0], 'the key'),
+          args[1],
+          typeof ttl === 'number' && ttl > 0 ? ttl : undefined,
+        );
         return null;
       }
       case 'cache.delete':
@@ -117,7 +121,8 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
       case 'tasks.start': {
         need('tasks:register', 'tasks.start');
         const type = str(args[0], 'the task type');
-        if (!host.taskTypes.has(type)) throw new Error(`the plugin has not registered the task type '${type}'`);
+        if (!host.taskTypes.has(type))
+          throw new Error(`the plugin has not registered the task type '${type}'`);
         const details = args[1] && typeof args[1] === 'object' ? (args[1] as Record<string, unknown>) : {};
         const task = await services.tasks.start(`${id}:${type}`, details);
         return { task_id: task.id };
@@ -141,12 +146,22 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
       }
       case 'subscription': {
         need('events:subscribe', 'events.subscribe');
-        const patterns = Array.isArray(registration.patterns) ? registration.patterns.map((p) => str(p, 'a pattern')) : [];
+        const patterns = Array.isArray(registration.patterns)
+          ? registration.patterns.map((p) => str(p, 'a pattern'))
+          : [];
         const name = str(registration.name, 'the subscription name').slice(0, 200);
-        const { unsubscribe } = await services.subscriptions.subscribe(id, { name, eventPatterns: patterns }, (delivery) =>
-          host.guard('event', `the event handler of '${name}'`, () =>
-            invoke({ event: delivery.event, delivery: { delivery_id: delivery.deliveryId, attempt: delivery.attempt } }),
-          ).then(() => undefined),
+        const { unsubscribe } = await services.subscriptions.subscribe(
+          id,
+          { name, eventPatterns: patterns },
+          (delivery) =>
+            host
+              .guard('event', `the event handler of '${name}'`, () =>
+                invoke({
+                  event: delivery.event,
+                  delivery: { delivery_id: delivery.deliveryId, attempt: delivery.attempt },
+                }),
+              )
+              .then(() => undefined),
         );
         host.subscriptionNames.add(name);
         host.onStop(unsubscribe);
@@ -163,7 +178,9 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
             invoke({ task_id: task.taskId, type: full, details: { ...task.details } }),
           );
           if (result === undefined || result === null) return undefined;
-          return typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : { value: result };
+          return typeof result === 'object' && !Array.isArray(result)
+            ? (result as Record<string, unknown>)
+            : { value: result };
         });
         host.taskTypes.add(type);
         return;
@@ -178,7 +195,9 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
           str(registration.cron, 'the cron expression'),
           async ({ occurrence }) => {
             if (!host.isActive()) return;
-            await host.guard('schedule', `the scheduled job '${name}'`, () => invoke({ occurrence: occurrence.toISOString() }));
+            await host.guard('schedule', `the scheduled job '${name}'`, () =>
+              invoke({ occurrence: occurrence.toISOString() }),
+            );
           },
           { description: `Plugin ${id}: ${name}` },
         );
@@ -200,14 +219,22 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
     log: (level, message, fields) => host.log(level, message, fields),
     health: (status, details) => host.report(status, details),
     denied: (permission, what) =>
-      host.fail(`ctx.${what} needs the permission '${permission}', which the plugin's manifest does not grant`),
+      host.fail(
+        `ctx.${what} needs the permission '${permission}', which the plugin's manifest does not grant`,
+      ),
   };
 }
 
 function checkAccess(access: unknown): RouteAccess {
   if (access === 'authenticated' || access === 'public') return access;
-  if (access && typeof access === 'object' && typeof (access as { permission?: unknown }).permission === 'string') {
+  if (
+    access &&
+    typeof access === 'object' &&
+    typeof (access as { permission?: unknown }).permission === 'string'
+  ) {
     return { permission: (access as { permission: string }).permission };
   }
-  throw new Error(`route access is 'authenticated', 'public' or { permission }, not ${JSON.stringify(access)}`);
+  throw new Error(
+    `route access is 'authenticated', 'public' or { permission }, not ${JSON.stringify(access)}`,
+  );
 }

@@ -9,10 +9,14 @@ ajv.addKeyword({ keyword: 'secret', schemaType: 'boolean' });
 const compiled = new WeakMap<object, ValidateFunction>();
 
 /** Compiles a plugin's config_schema; `error` says why it cannot be used. */
-export function compileConfigSchema(schema: Record<string, unknown>): { validate?: ValidateFunction; error?: string } {
+export function compileConfigSchema(schema: Record<string, unknown>): {
+  validate?: ValidateFunction;
+  error?: string;
+} {
   const cached = compiled.get(schema);
   if (cached) return { validate: cached };
-  if (schema['type'] !== undefined && schema['type'] !== 'object') return { error: 'must describe an object' };
+  if (schema['type'] !== undefined && schema['type'] !== 'object')
+    return { error: 'must describe an object' };
   try {
     const validate = ajv.compile(schema);
     compiled.set(schema, validate);
@@ -49,7 +53,8 @@ export function validateConfig(
         .join('.');
       return {
         field: path ? `config.${path}` : 'config',
-        reason: e.keyword === 'required' ? 'is required' : extra ? 'unknown field' : (e.message ?? 'is invalid'),
+        reason:
+          e.keyword === 'required' ? 'is required' : extra ? 'unknown field' : (e.message ?? 'is invalid'),
       };
     });
     const first = errors[0] ?? { field: 'config', reason: 'is invalid' };
@@ -65,7 +70,8 @@ const propertiesOf = (schema: unknown): Record<string, Record<string, unknown>> 
   return props && typeof props === 'object' ? (props as Record<string, Record<string, unknown>>) : {};
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The configuration with every value whose schema says `"secret": true` replaced by the mask. */
 export function maskConfig(schema: unknown, config: Record<string, unknown>): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import { clientError, type ContextPort, type RealmInfo, type RouteAccess } from './plugin-wire.js';
+import { type ContextPort, clientError, type RealmInfo, type RouteAccess } from './plugin-wire.js';
 import type {
   EventHandler,
   PluginContext,
@@ -27,10 +27,17 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
   const need = (permission: PluginPermissionName, what: string) => {
     if (granted(permission)) return;
     port.denied(permission, what);
-    throw new Error(`ctx.${what} needs the permission '${permission}', which the plugin's manifest does not grant`);
+    throw new Error(
+      `ctx.${what} needs the permission '${permission}', which the plugin's manifest does not grant`,
+    );
   };
   // Async capabilities reject (rather than throw) when not granted, as every other failure of theirs does.
-  const op = async (permission: PluginPermissionName, what: string, name: Parameters<ContextPort['call']>[0], args: unknown[]) => {
+  const op = async (
+    permission: PluginPermissionName,
+    what: string,
+    name: Parameters<ContextPort['call']>[0],
+    args: unknown[],
+  ) => {
     need(permission, what);
     return port.call(name, args);
   };
@@ -39,7 +46,8 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
     (method: string) =>
     (path: string, handler: RouteHandler, options: RouteOptions = {}): void => {
       need('http:routes', `routes.${method.toLowerCase()}`);
-      if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`route paths start with '/': ${String(path)}`);
+      if (typeof path !== 'string' || !path.startsWith('/'))
+        throw new TypeError(`route paths start with '/': ${String(path)}`);
       if (typeof handler !== 'function') throw new TypeError('a route needs a handler function');
       const access: RouteAccess = options.access ?? 'authenticated';
       void port.register({ kind: 'route', method, path, access }, (payload) =>
@@ -48,7 +56,11 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
     };
 
   return Object.freeze({
-    plugin: Object.freeze({ id: info.id, version: info.version, permissions: Object.freeze([...info.permissions]) }),
+    plugin: Object.freeze({
+      id: info.id,
+      version: info.version,
+      permissions: Object.freeze([...info.permissions]),
+    }),
     config: deepFreeze(structuredClone(info.config)),
     events: Object.freeze({
       emit: async (type: string, data: Record<string, unknown> = {}, options: { priority?: number } = {}) =>
@@ -56,7 +68,11 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
           event_id: string;
           timestamp: string;
         },
-      subscribe: async (patterns: string | string[], handler: EventHandler, options: { name?: string } = {}) => {
+      subscribe: async (
+        patterns: string | string[],
+        handler: EventHandler,
+        options: { name?: string } = {},
+      ) => {
         need('events:subscribe', 'events.subscribe');
         const list = Array.isArray(patterns) ? [...patterns] : [patterns];
         if (typeof handler !== 'function') throw new TypeError('a subscription needs a handler function');
@@ -83,20 +99,26 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
         clientError(ERROR_CODES.includes(code) ? code : 'VALIDATION_ERROR', message, details),
     }),
     cache: Object.freeze({
-      get: async <T>(key: string) => (await op('cache:use', 'cache.get', 'cache.get', [key])) as T | undefined,
+      get: async <T>(key: string) =>
+        (await op('cache:use', 'cache.get', 'cache.get', [key])) as T | undefined,
       set: async (key: string, value: unknown, ttlSeconds?: number) => {
         await op('cache:use', 'cache.set', 'cache.set', [key, value, ttlSeconds]);
       },
-      delete: async (key: string) => (await op('cache:use', 'cache.delete', 'cache.delete', [key])) as boolean,
-      clear: async (pattern?: string) => (await op('cache:use', 'cache.clear', 'cache.clear', [pattern])) as number,
+      delete: async (key: string) =>
+        (await op('cache:use', 'cache.delete', 'cache.delete', [key])) as boolean,
+      clear: async (pattern?: string) =>
+        (await op('cache:use', 'cache.clear', 'cache.clear', [pattern])) as number,
     }),
     storage: Object.freeze({
-      get: async <T>(key: string) => (await op('storage:use', 'storage.get', 'storage.get', [key])) as T | undefined,
+      get: async <T>(key: string) =>
+        (await op('storage:use', 'storage.get', 'storage.get', [key])) as T | undefined,
       set: async (key: string, value: unknown) => {
         await op('storage:use', 'storage.set', 'storage.set', [key, value]);
       },
-      delete: async (key: string) => (await op('storage:use', 'storage.delete', 'storage.delete', [key])) as boolean,
-      keys: async (prefix?: string) => (await op('storage:use', 'storage.keys', 'storage.keys', [prefix])) as string[],
+      delete: async (key: string) =>
+        (await op('storage:use', 'storage.delete', 'storage.delete', [key])) as boolean,
+      keys: async (prefix?: string) =>
+        (await op('storage:use', 'storage.keys', 'storage.keys', [prefix])) as string[],
     }),
     tasks: Object.freeze({
       register: (type: string, handler: (task: never) => unknown) => {
@@ -109,14 +131,18 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
       schedule: (name: string, cron: string, handler: (run: { occurrence: string }) => unknown) => {
         need('tasks:register', 'tasks.schedule');
         if (typeof handler !== 'function') throw new TypeError('a schedule needs a handler function');
-        void port.register({ kind: 'schedule', name, cron }, (payload) => handler(payload as { occurrence: string }));
+        void port.register({ kind: 'schedule', name, cron }, (payload) =>
+          handler(payload as { occurrence: string }),
+        );
       },
     }),
     logger: Object.freeze({
-      debug: (message: string, fields?: Record<string, unknown>) => port.log('debug', String(message), fields),
+      debug: (message: string, fields?: Record<string, unknown>) =>
+        port.log('debug', String(message), fields),
       info: (message: string, fields?: Record<string, unknown>) => port.log('info', String(message), fields),
       warn: (message: string, fields?: Record<string, unknown>) => port.log('warn', String(message), fields),
-      error: (message: string, fields?: Record<string, unknown>) => port.log('error', String(message), fields),
+      error: (message: string, fields?: Record<string, unknown>) =>
+        port.log('error', String(message), fields),
     }),
     health: Object.freeze({
       report: (status: string, details?: Record<string, unknown>) => port.health(status, details),

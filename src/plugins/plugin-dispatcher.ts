@@ -31,7 +31,7 @@ export function registerPluginDispatcher(
   const schema = {
     operationId: 'callPluginRoute',
     tags: ['plugins'],
-    summary: "Call a route of an active plugin (its own routes, mounted below /api/v1/ext/{plugin_id}/)",
+    summary: 'Call a route of an active plugin (its own routes, mounted below /api/v1/ext/{plugin_id}/)',
     description:
       'Authentication follows the route: an authenticated caller by default, or what the plugin declared ' +
       '(public, or a permission). The answer is the envelope with the data the plugin returned.',
@@ -94,7 +94,11 @@ async function reauthenticate(request: FastifyRequest, auth: AuthService): Promi
   return undefined;
 }
 
-function toPluginRequest(request: FastifyRequest, path: string, params: Record<string, string>): PluginRequest {
+function toPluginRequest(
+  request: FastifyRequest,
+  path: string,
+  params: Record<string, string>,
+): PluginRequest {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(request.headers)) {
     if (v === undefined || HIDDEN_HEADERS.has(k)) continue;
@@ -113,7 +117,9 @@ function toPluginRequest(request: FastifyRequest, path: string, params: Record<s
     query,
     headers,
     body: request.body,
-    user: p ? { id: p.userId, username: p.username, roles: [...p.roles], permissions: [...p.permissions] } : null,
+    user: p
+      ? { id: p.userId, username: p.username, roles: [...p.roles], permissions: [...p.permissions] }
+      : null,
     request_id: request.id,
     ip: request.ip,
   };

@@ -43,7 +43,13 @@ export class PluginLogBook {
       this.dropped += 1;
       return;
     }
-    this.pending.push({ id: logId(), plugin_id: pluginId, timestamp: new Date().toISOString(), level: LEVELS[level], message: text });
+    this.pending.push({
+      id: logId(),
+      plugin_id: pluginId,
+      timestamp: new Date().toISOString(),
+      level: LEVELS[level],
+      message: text,
+    });
   }
 
   /** Resolves once every line written so far is stored. */
@@ -52,7 +58,10 @@ export class PluginLogBook {
     return this.chain;
   }
 
-  async recent(pluginId: string, limit: number): Promise<{ timestamp: string; level: string; message: string }[]> {
+  async recent(
+    pluginId: string,
+    limit: number,
+  ): Promise<{ timestamp: string; level: string; message: string }[]> {
     await this.flush();
     const rows = await this.deps.db
       .selectFrom('plugin_logs')
@@ -94,7 +103,11 @@ export class PluginLogBook {
         .limit(1)
         .executeTakeFirst();
       if (edge) {
-        await this.deps.db.deleteFrom('plugin_logs').where('plugin_id', '=', pluginId).where('id', '<=', edge.id).execute();
+        await this.deps.db
+          .deleteFrom('plugin_logs')
+          .where('plugin_id', '=', pluginId)
+          .where('id', '<=', edge.id)
+          .execute();
       }
     }
   }

@@ -84,7 +84,14 @@ const installedView = (rows: PluginRow[]): Map<string, InstalledPlugin> =>
 export class PluginManager implements PlatformService {
   readonly name = 'plugin_manager';
   readonly type = 'plugins';
-  readonly dependencies = ['database', 'cluster_state', 'cache', 'task_runner', 'scheduler', 'event_bus'] as const;
+  readonly dependencies = [
+    'database',
+    'cluster_state',
+    'cache',
+    'task_runner',
+    'scheduler',
+    'event_bus',
+  ] as const;
   private readonly runtimes = new Map<string, PluginRuntime>();
   /** The last runtime of a plugin that stopped here: its counts stay readable (errors of a plugin put in error). */
   private readonly stopped = new Map<string, PluginRuntime>();
@@ -138,12 +145,18 @@ export class PluginManager implements PlatformService {
   }
 
   async health(): Promise<ServiceHealth> {
-    const failing = [...this.runtimes.values()].filter((r) => r.health() === 'unhealthy' || r.health() === 'degraded');
+    const failing = [...this.runtimes.values()].filter(
+      (r) => r.health() === 'unhealthy' || r.health() === 'degraded',
+    );
     const status = this.counts.failed > 0 || failing.length > 0 ? 'warning' : 'healthy';
     return {
       status,
       checks: [
-        { name: 'plugins_in_error', status: this.counts.failed > 0 ? 'warning' : 'pass', count: this.counts.failed },
+        {
+          name: 'plugins_in_error',
+          status: this.counts.failed > 0 ? 'warning' : 'pass',
+          count: this.counts.failed,
+        },
         {
           name: 'plugin_health',
           status: failing.length > 0 ? 'warning' : 'pass',
@@ -231,17 +244,25 @@ export class PluginManager implements PlatformService {
       candidate = await this.deps.packages.read(fetched.archive, fetched.sha256);
       ref = fetched.ref;
       if (candidate.manifest.name !== name || candidate.manifest.version !== fetched.version) {
-        throw new AppError('PLUGIN_PACKAGE_INVALID', `The repository's package is ${candidate.manifest.name}@${candidate.manifest.version}, not ${name}@${fetched.version}`, {
-          details: { reason: 'manifest_mismatch', expected: `${name}@${fetched.version}` },
-        });
+        throw new AppError(
+          'PLUGIN_PACKAGE_INVALID',
+          `The repository's package is ${candidate.manifest.name}@${candidate.manifest.version}, not ${name}@${fetched.version}`,
+          {
+            details: { reason: 'manifest_mismatch', expected: `${name}@${fetched.version}` },
+          },
+        );
       }
     }
     const { manifest } = candidate;
     return this.serial(manifest.name, async () => {
       if (await this.deps.store.find(manifest.name)) {
-        throw new AppError('RESOURCE_CONFLICT', `The plugin '${manifest.name}' is already installed; update it instead`, {
-          details: { plugin: manifest.name },
-        });
+        throw new AppError(
+          'RESOURCE_CONFLICT',
+          `The plugin '${manifest.name}' is already installed; update it instead`,
+          {
+            details: { plugin: manifest.name },
+          },
+        );
       }
       checkPlatformVersion(manifest, this.deps.platformVersion);
       const installed = installedView(await this.deps.store.list());
@@ -267,7 +288,12 @@ export class PluginManager implements PlatformService {
         installed_at: now,
         updated_at: now,
       });
-      this.announce('plugin.installed', 'system', { plugin_id: manifest.name, version: manifest.version, source: input.source }, who);
+      this.announce(
+        'plugin.installed',
+        'system',
+        { plugin_id: manifest.name, version: manifest.version, source: input.source },
+        who,
+      );
       await this.changed(manifest.name);
       if (enabled) await this.enableNow(manifest.name, who);
       return this.row(manifest.name);
@@ -365,8 +391,11 @@ export class PluginManager implements PlatformService {
   async load(row: PluginRow): Promise<PluginRuntime> {
     await this.unload(row.id);
     const manifest = parseManifestColumn(row);
-    const dir = await this.deps.packages.ensure(row.id, row.version, row.sha256, async () =>
-      (await this.deps.store.loadPackage(row.id, row.version))?.archive,
+    const dir = await this.deps.packages.ensure(
+      row.id,
+      row.version,
+      row.sha256,
+      async () => (await this.deps.store.loadPackage(row.id, row.version))?.archive,
     );
     const cfg = this.deps.cfg().plugins;
     const runtime = new PluginRuntime({
@@ -382,14 +411,21 @@ export class PluginManager implements PlatformService {
       log: (level, message, fields) => this.deps.logBook.write(row.id, level, message, fields),
       onFailure: (r, message) => this.failed(r, message),
       onCrash: (r, reason) => {
-        void this.serial(r.id, () => this.putInError(r.id, reason, true, r)).catch((err: unknown) => this.report(err));
+        void this.serial(r.id, () => this.putInError(r.id, reason, true, r)).catch((err: unknown) =>
+          this.report(err),
+        );
       },
     });
     await runtime.start();
     this.runtimes.set(row.id, runtime);
     this.loadedConfig.set(row.id, row.config);
     await this.setSubscriptionStatus(row.id, 'active', runtime.subscriptionNames);
-    this.announce('plugin.loaded', `plugin:${row.id}`, { plugin_id: row.id, version: row.version, isolation: runtime.isolation }, {});
+    this.announce(
+      'plugin.loaded',
+      `plugin:${row.id}`,
+      { plugin_id: row.id, version: row.version, isolation: runtime.isolation },
+      {},
+    );
     return runtime;
   }
 
@@ -399,7 +435,12 @@ export class PluginManager implements PlatformService {
     await this.deps.shared.publish(CHANGED_CHANNEL, { id, origin: this.instance });
   }
 
-  announce(type: string, source: 'system' | `plugin:${string}`, data: Record<string, unknown>, who: Actor): void {
+  announce(
+    type: string,
+    source: 'system' | `plugin:${string}`,
+    data: Record<string, unknown>,
+    who: Actor,
+  ): void {
     this.deps.events.announce(type, source, data, { actor: who.actor, requestId: who.requestId });
   }
 
@@ -442,13 +483,19 @@ export class PluginManager implements PlatformService {
       await this.unload(id);
       await this.deps.packages.remove(id);
     } else if (row.enabled === 1 && row.status === 'active') {
-      const current = runtime && runtime.version === row.version && runtime.isActive() && this.loadedConfig.get(id) === row.config;
+      const current =
+        runtime &&
+        runtime.version === row.version &&
+        runtime.isActive() &&
+        this.loadedConfig.get(id) === row.config;
       if (!current) {
         try {
           await this.load(row);
         } catch (err) {
           // Loaded elsewhere but failing here: this instance serves without it and says why.
-          this.report(new Error(`plugin ${id} could not be loaded on this instance: ${(err as Error).message}`));
+          this.report(
+            new Error(`plugin ${id} could not be loaded on this instance: ${(err as Error).message}`),
+          );
         }
       }
     } else {
@@ -462,12 +509,23 @@ export class PluginManager implements PlatformService {
     if (!runtime.isActive() || this.runtimes.get(runtime.id) !== runtime) return;
     if (runtime.stats.errors < this.deps.cfg().plugins.max_failures) return;
     void this.serial(runtime.id, () =>
-      this.putInError(runtime.id, `disabled after ${runtime.stats.errors} failures; the last: ${message}`, true, runtime),
+      this.putInError(
+        runtime.id,
+        `disabled after ${runtime.stats.errors} failures; the last: ${message}`,
+        true,
+        runtime,
+      ),
     ).catch((err: unknown) => this.report(err));
   }
 
   /** Stops the plugin everywhere with status `error` (the platform keeps serving without it). */
-  private async putInError(id: string, message: string, unload: boolean, only?: PluginRuntime, who: Actor = {}): Promise<void> {
+  private async putInError(
+    id: string,
+    message: string,
+    unload: boolean,
+    only?: PluginRuntime,
+    who: Actor = {},
+  ): Promise<void> {
     if (only && this.runtimes.get(id) !== only && this.runtimes.has(id)) return;
     if (unload || only) await this.unload(id);
     const row = await this.deps.store.find(id);
@@ -475,20 +533,35 @@ export class PluginManager implements PlatformService {
     await this.setSubscriptionStatus(id, 'paused');
     await this.deps.store.update(id, { enabled: 0, status: 'error', error: message.slice(0, 2000) });
     this.deps.logBook.write(id, 'error', `plugin put in error: ${message}`);
-    this.announce('plugin.error', `plugin:${id}`, { plugin_id: id, version: row.version, error: message }, who);
+    this.announce(
+      'plugin.error',
+      `plugin:${id}`,
+      { plugin_id: id, version: row.version, error: message },
+      who,
+    );
     await this.changed(id);
   }
 
   /** Pauses (disable, error) or resumes (load) the plugin's durable subscriptions; drops those it no longer makes. */
-  private async setSubscriptionStatus(id: string, status: 'active' | 'paused', current?: ReadonlySet<string>): Promise<void> {
-    const rows = (await this.deps.subscriptionStore.list({ deliveryMethod: 'plugin' })).filter((r) => r.plugin_id === id);
+  private async setSubscriptionStatus(
+    id: string,
+    status: 'active' | 'paused',
+    current?: ReadonlySet<string>,
+  ): Promise<void> {
+    const rows = (await this.deps.subscriptionStore.list({ deliveryMethod: 'plugin' })).filter(
+      (r) => r.plugin_id === id,
+    );
     let changed = false;
     for (const r of rows) {
       if (current && !current.has(r.name)) {
         await this.deps.subscriptionStore.delete(r.id);
         changed = true;
       } else if (r.status !== status) {
-        await this.deps.subscriptionStore.update(r.id, { status, consecutive_failures: 0, updated_at: nowIso() });
+        await this.deps.subscriptionStore.update(r.id, {
+          status,
+          consecutive_failures: 0,
+          updated_at: nowIso(),
+        });
         changed = true;
       }
     }
@@ -515,7 +588,10 @@ export class PluginManager implements PlatformService {
  * Whether to enable at once: the body's `enabled`, else `config.enabled` when the plugin's own configuration
  * has no such key (the example of the interface, `config: {enabled: true}`), else yes.
  */
-function splitEnabled(manifest: Manifest, input: InstallInput): { enabled: boolean; config: Record<string, unknown> } {
+function splitEnabled(
+  manifest: Manifest,
+  input: InstallInput,
+): { enabled: boolean; config: Record<string, unknown> } {
   const config = { ...(input.config ?? {}) };
   const ownKey = Object.hasOwn((manifest.config_schema['properties'] as object | undefined) ?? {}, 'enabled');
   let enabled = input.enabled;

@@ -1,8 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import semver from 'semver';
-import { AppError } from '../http/app-error.js';
 import { isValidPattern } from '../events/pattern-matcher.js';
+import { AppError } from '../http/app-error.js';
 import { compileConfigSchema } from './plugin-config.js';
 
 /** Capabilities a plugin may ask for; `area:*` grants every one of the area. */
@@ -32,9 +32,13 @@ export const ManifestSchema = Type.Object(
     license: Type.String({ maxLength: 100, default: '' }),
     platform_version: Type.String({ minLength: 1, maxLength: 200, description: 'semver range, e.g. ^0.1.0' }),
     main: Type.String({ minLength: 1, maxLength: 255, default: 'index.js' }),
-    dependencies: Type.Record(Type.String({ pattern: PLUGIN_ID }), Type.String({ minLength: 1, maxLength: 200 }), {
-      default: {},
-    }),
+    dependencies: Type.Record(
+      Type.String({ pattern: PLUGIN_ID }),
+      Type.String({ minLength: 1, maxLength: 200 }),
+      {
+        default: {},
+      },
+    ),
     permissions: Type.Array(Type.String(), { maxItems: 32, default: [] }),
     events: Type.Object(
       {
@@ -43,7 +47,9 @@ export const ManifestSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
-    config_schema: Type.Record(Type.String(), Type.Unknown(), { default: { type: 'object', properties: {} } }),
+    config_schema: Type.Record(Type.String(), Type.Unknown(), {
+      default: { type: 'object', properties: {} },
+    }),
     isolation: Type.Union([Type.Literal('inline'), Type.Literal('worker')], { default: 'inline' }),
   },
   { additionalProperties: false },
@@ -86,7 +92,8 @@ export function parseManifest(text: Buffer | string): Manifest {
   }));
   if (problems.length > 0) throw invalid(problems);
   const m = value as Manifest;
-  if (!semver.valid(m.version)) problems.push({ field: 'manifest.version', reason: 'is not a semver version' });
+  if (!semver.valid(m.version))
+    problems.push({ field: 'manifest.version', reason: 'is not a semver version' });
   if (!semver.validRange(m.platform_version)) {
     problems.push({ field: 'manifest.platform_version', reason: 'is not a semver range' });
   }
@@ -94,7 +101,8 @@ export function parseManifest(text: Buffer | string): Manifest {
     if (!semver.validRange(range)) {
       problems.push({ field: `manifest.dependencies.${dep}`, reason: 'is not a semver range' });
     }
-    if (dep === m.name) problems.push({ field: `manifest.dependencies.${dep}`, reason: 'a plugin cannot depend on itself' });
+    if (dep === m.name)
+      problems.push({ field: `manifest.dependencies.${dep}`, reason: 'a plugin cannot depend on itself' });
   }
   const main = m.main.replace(/^\.\//, '');
   if (main.startsWith('/') || main.split('/').some((s) => s === '..' || s === '') || main.includes('\\')) {
@@ -102,12 +110,19 @@ export function parseManifest(text: Buffer | string): Manifest {
   }
   m.permissions.forEach((p, i) => {
     if (!KNOWN.includes(p)) {
-      problems.push({ field: `manifest.permissions.${i}`, reason: `unknown permission '${p}' (known: ${KNOWN.join(', ')})` });
+      problems.push({
+        field: `manifest.permissions.${i}`,
+        reason: `unknown permission '${p}' (known: ${KNOWN.join(', ')})`,
+      });
     }
   });
   for (const key of ['emits', 'subscribes'] as const) {
     m.events[key].forEach((p, i) => {
-      if (!isValidPattern(p)) problems.push({ field: `manifest.events.${key}.${i}`, reason: `'${p}' is not a valid event type or pattern` });
+      if (!isValidPattern(p))
+        problems.push({
+          field: `manifest.events.${key}.${i}`,
+          reason: `'${p}' is not a valid event type or pattern`,
+        });
     });
   }
   const schemaProblem = compileConfigSchema(m.config_schema).error;

@@ -15,7 +15,9 @@ const SKIPPED = new Set(['.git', '.platform-package.json']);
  *
  * @throws AppError VALIDATION_ERROR when plugin.json is missing or invalid
  */
-export async function packFolder(dir: string): Promise<{ archive: Buffer; manifest: Manifest; sha256: string }> {
+export async function packFolder(
+  dir: string,
+): Promise<{ archive: Buffer; manifest: Manifest; sha256: string }> {
   let text: string;
   try {
     text = await readFile(join(dir, 'plugin.json'), 'utf8');
@@ -33,7 +35,10 @@ export async function packFolder(dir: string): Promise<{ archive: Buffer; manife
   }
   const entries = (await listEntries(dir, dir)).sort();
   const chunks: Buffer[] = [];
-  const stream = create({ cwd: dir, gzip: true, portable: true, noMtime: true, follow: false, noDirRecurse: true }, entries);
+  const stream = create(
+    { cwd: dir, gzip: true, portable: true, noMtime: true, follow: false, noDirRecurse: true },
+    entries,
+  );
   for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
   const archive = Buffer.concat(chunks);
   return { archive, manifest, sha256: sha256Of(archive) };

@@ -3,7 +3,14 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from '../http/app-error.js';
-import { type ArchiveContent, type ArchiveLimits, packageInvalid, readArchive, sha256Of, writeContent } from './plugin-archive.js';
+import {
+  type ArchiveContent,
+  type ArchiveLimits,
+  packageInvalid,
+  readArchive,
+  sha256Of,
+  writeContent,
+} from './plugin-archive.js';
 import { type Manifest, parseManifest } from './plugin-manifest.js';
 
 /** Written into every unpacked package folder: which archive it came from. */
@@ -54,7 +61,7 @@ export class PluginPackages {
     const content = await readArchive(archive, archiveLimits(this.cfg()));
     const manifest = parseManifest(content.manifest);
     const main = content.entries.find((e) => e.path === manifest.main);
-    if (!main || main.kind !== 'file') {
+    if (!main || main.kind === 'dir') {
       throw new AppError('VALIDATION_ERROR', `The package has no file '${manifest.main}' (manifest.main)`, {
         details: { field: 'manifest.main', reason: 'file not found in the package' },
       });
@@ -70,7 +77,17 @@ export class PluginPackages {
     const staging = join(this.root, '.staging', `${manifest.name}-${randomBytes(6).toString('hex')}`);
     try {
       await writeContent(candidate.content, staging);
-      await writeFile(join(staging, MARKER), JSON.stringify({ sha256, unpacked_at: new Date().toISOString() }));
+      // Plugins are ES modules: without a package.json of its own, a `.js` main would be read as CommonJS.
+      if (!candidate.content.entries.some((e) => e.path === 'package.json')) {
+        await writeFile(
+          join(staging, 'package.json'),
+          `${JSON.stringify({ type: 'module', private: true })}\n`,
+        );
+      }
+      await writeFile(
+        join(staging, MARKER),
+        JSON.stringify({ sha256, unpacked_at: new Date().toISOString() }),
+      );
       await mkdir(join(this.root, manifest.name), { recursive: true });
       await rm(target, { recursive: true, force: true });
       try {
@@ -89,7 +106,12 @@ export class PluginPackages {
   }
 
   /** The folder of an installed version, unpacked from `archive()` first when this machine does not have it. */
-  async ensure(id: string, version: string, sha256: string, archive: () => Promise<Buffer | undefined>): Promise<string> {
+  async ensure(
+    id: string,
+    version: string,
+    sha256: string,
+    archive: () => Promise<Buffer | undefined>,
+  ): Promise<string> {
     const target = this.dir(id, version);
     if ((await this.markerOf(target)) === sha256) return target;
     const bytes = await archive();

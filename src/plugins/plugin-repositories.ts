@@ -48,7 +48,12 @@ export class PluginRepositories {
     for (const entry of this.cfg().plugins.repositories) {
       const found = isUrl(entry) ? await this.fromIndex(entry) : await this.fromFolder(entry);
       for (const { name, description, version, origin } of found) {
-        const plugin: OfferedPlugin = offered.get(name) ?? { name, description, versions: [], origins: new Map() };
+        const plugin: OfferedPlugin = offered.get(name) ?? {
+          name,
+          description,
+          versions: [],
+          origins: new Map(),
+        };
         if (!plugin.origins.has(version)) {
           plugin.origins.set(version, origin);
           plugin.versions.push(version);
@@ -69,7 +74,9 @@ export class PluginRepositories {
     const plugin = (await this.available()).get(name);
     if (!plugin) throw notFound('plugin in the repositories', name);
     const chosen =
-      version === 'latest' ? (plugin.versions.find((v) => !semver.prerelease(v)) ?? plugin.versions[0]) : version;
+      version === 'latest'
+        ? (plugin.versions.find((v) => !semver.prerelease(v)) ?? plugin.versions[0])
+        : version;
     const origin = chosen === undefined ? undefined : plugin.origins.get(chosen);
     if (!origin || chosen === undefined) {
       throw new AppError('RESOURCE_NOT_FOUND', `No repository offers ${name}@${version}`, {
@@ -82,9 +89,19 @@ export class PluginRepositories {
         return { archive: packed.archive, sha256: undefined, version: chosen, ref: origin.repository };
       }
       case 'file':
-        return { archive: await readFile(origin.path), sha256: origin.sha256, version: chosen, ref: origin.repository };
+        return {
+          archive: await readFile(origin.path),
+          sha256: origin.sha256,
+          version: chosen,
+          ref: origin.repository,
+        };
       case 'http':
-        return { archive: await this.download(origin.url), sha256: origin.sha256, version: chosen, ref: origin.repository };
+        return {
+          archive: await this.download(origin.url),
+          sha256: origin.sha256,
+          version: chosen,
+          ref: origin.repository,
+        };
     }
   }
 
@@ -98,7 +115,12 @@ export class PluginRepositories {
         const info = await stat(path);
         if (info.isDirectory()) {
           const m = parseManifest(await readFile(join(path, 'plugin.json')));
-          out.push({ name: m.name, description: m.description, version: m.version, origin: { kind: 'folder', repository: entry, path } });
+          out.push({
+            name: m.name,
+            description: m.description,
+            version: m.version,
+            origin: { kind: 'folder', repository: entry, path },
+          });
         } else if (name.endsWith('.tgz')) {
           const bytes = await readFile(path);
           const content = await readArchive(bytes, {
@@ -127,14 +149,20 @@ export class PluginRepositories {
   private async fromIndex(url: string) {
     let index: unknown;
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(this.cfg().plugins.repository_timeout_seconds * 1000) });
+      const res = await fetch(url, {
+        signal: AbortSignal.timeout(this.cfg().plugins.repository_timeout_seconds * 1000),
+      });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       index = await res.json();
     } catch (err) {
-      throw new AppError('SERVICE_UNAVAILABLE', `The plugin repository ${url} did not answer: ${(err as Error).message}`, {
-        details: { repository: url },
-        headers: { 'retry-after': '5' },
-      });
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        `The plugin repository ${url} did not answer: ${(err as Error).message}`,
+        {
+          details: { repository: url },
+          headers: { 'retry-after': '5' },
+        },
+      );
     }
     const out: { name: string; description: string; version: string; origin: Origin }[] = [];
     const plugins = (index as { plugins?: unknown } | null)?.plugins;
@@ -144,7 +172,8 @@ export class PluginRepositories {
       if (!p || typeof p.versions !== 'object' || p.versions === null) continue;
       for (const [version, v] of Object.entries(p.versions as Record<string, unknown>)) {
         const spec = v as { url?: unknown; sha256?: unknown };
-        if (!semver.valid(version) || typeof spec?.url !== 'string' || typeof spec.sha256 !== 'string') continue;
+        if (!semver.valid(version) || typeof spec?.url !== 'string' || typeof spec.sha256 !== 'string')
+          continue;
         out.push({
           name,
           description: typeof p.description === 'string' ? p.description : '',
@@ -160,24 +189,35 @@ export class PluginRepositories {
     const limit = this.cfg().plugins.max_archive_bytes;
     let res: Response;
     try {
-      res = await fetch(url, { signal: AbortSignal.timeout(this.cfg().plugins.repository_timeout_seconds * 1000) });
-    } catch (err) {
-      throw new AppError('SERVICE_UNAVAILABLE', `The package ${url} could not be downloaded: ${(err as Error).message}`, {
-        details: { url },
-        headers: { 'retry-after': '5' },
+      res = await fetch(url, {
+        signal: AbortSignal.timeout(this.cfg().plugins.repository_timeout_seconds * 1000),
       });
+    } catch (err) {
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        `The package ${url} could not be downloaded: ${(err as Error).message}`,
+        {
+          details: { url },
+          headers: { 'retry-after': '5' },
+        },
+      );
     }
     if (!res.ok || !res.body) {
-      throw new AppError('SERVICE_UNAVAILABLE', `The package ${url} could not be downloaded: HTTP ${res.status}`, {
-        details: { url, status: res.status },
-        headers: { 'retry-after': '5' },
-      });
+      throw new AppError(
+        'SERVICE_UNAVAILABLE',
+        `The package ${url} could not be downloaded: HTTP ${res.status}`,
+        {
+          details: { url, status: res.status },
+          headers: { 'retry-after': '5' },
+        },
+      );
     }
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
       size += chunk.length;
-      if (size > limit) throw packageInvalid('archive_too_large', `The archive exceeds ${limit} bytes`, { limit });
+      if (size > limit)
+        throw packageInvalid('archive_too_large', `The archive exceeds ${limit} bytes`, { limit });
       chunks.push(Buffer.from(chunk));
     }
     return Buffer.concat(chunks);

@@ -14,11 +14,17 @@ const dependencyError = (message: string, details: Record<string, unknown>) =>
   new AppError('PLUGIN_DEPENDENCY_ERROR', message, { details });
 
 /** @throws AppError PLUGIN_DEPENDENCY_ERROR when the platform's version is outside `platform_version` */
-export function checkPlatformVersion(manifest: Pick<Manifest, 'name' | 'platform_version'>, platformVersion: string): void {
+export function checkPlatformVersion(
+  manifest: Pick<Manifest, 'name' | 'platform_version'>,
+  platformVersion: string,
+): void {
   if (semver.satisfies(platformVersion, manifest.platform_version, { includePrerelease: true })) return;
   throw dependencyError(
     `${manifest.name} needs platform version ${manifest.platform_version}; this platform is ${platformVersion}`,
-    { plugin: manifest.name, platform_version: { required: manifest.platform_version, actual: platformVersion } },
+    {
+      plugin: manifest.name,
+      platform_version: { required: manifest.platform_version, actual: platformVersion },
+    },
   );
 }
 
@@ -46,7 +52,9 @@ export function checkDependencies(
   if (missing.length + incompatible.length + disabled.length === 0) return;
   const parts = [
     missing.length > 0 ? `missing: ${missing.join(', ')}` : '',
-    incompatible.length > 0 ? `incompatible: ${incompatible.map((i) => `${i.name} ${i.installed} (needs ${i.required})`).join(', ')}` : '',
+    incompatible.length > 0
+      ? `incompatible: ${incompatible.map((i) => `${i.name} ${i.installed} (needs ${i.required})`).join(', ')}`
+      : '',
     disabled.length > 0 ? `not enabled: ${disabled.join(', ')}` : '',
   ].filter(Boolean);
   throw dependencyError(`${manifest.name} has unmet dependencies (${parts.join('; ')})`, {
@@ -60,7 +68,10 @@ export function checkDependencies(
 
 /** Enabled plugins that depend on `id`. */
 export function enabledDependents(id: string, installed: Iterable<InstalledPlugin>): string[] {
-  return [...installed].filter((p) => p.enabled && p.id !== id && id in p.manifest.dependencies).map((p) => p.id).sort();
+  return [...installed]
+    .filter((p) => p.enabled && p.id !== id && id in p.manifest.dependencies)
+    .map((p) => p.id)
+    .sort();
 }
 
 /**
@@ -69,10 +80,13 @@ export function enabledDependents(id: string, installed: Iterable<InstalledPlugi
 export function checkNoDependents(id: string, installed: Iterable<InstalledPlugin>, action: string): void {
   const dependents = enabledDependents(id, installed);
   if (dependents.length === 0) return;
-  throw dependencyError(`${id} cannot be ${action}: enabled plugins depend on it (${dependents.join(', ')})`, {
-    plugin: id,
-    dependents,
-  });
+  throw dependencyError(
+    `${id} cannot be ${action}: enabled plugins depend on it (${dependents.join(', ')})`,
+    {
+      plugin: id,
+      dependents,
+    },
+  );
 }
 
 /** Position (1-based) of every plugin in load order: dependencies first, ties by name; cycles broken by name. */
@@ -83,7 +97,8 @@ export function loadOrder(installed: Iterable<InstalledPlugin>): Map<string, num
   const visit = (id: string) => {
     if (order.has(id) || visiting.has(id)) return;
     visiting.add(id);
-    for (const dep of Object.keys(byId.get(id)?.manifest.dependencies ?? {}).sort()) if (byId.has(dep)) visit(dep);
+    for (const dep of Object.keys(byId.get(id)?.manifest.dependencies ?? {}).sort())
+      if (byId.has(dep)) visit(dep);
     visiting.delete(id);
     order.set(id, order.size + 1);
   };

@@ -5,7 +5,14 @@ import type { App } from '../http/app-type.js';
 import { done, Envelope, MessageOnly, ok } from '../http/envelope.js';
 import { TaskView } from '../tasks/task-view.js';
 import { actorOf, itemOf, type PluginRouteDeps } from './plugin-admin-routes.js';
-import { PluginDetail, PluginIdParams, PluginListItem, ResourceCreateBody, ResourceUpdateBody } from './plugin-schemas.js';
+import {
+  PluginDetail,
+  PluginErrors,
+  PluginIdParams,
+  PluginListItem,
+  ResourceCreateBody,
+  ResourceUpdateBody,
+} from './plugin-schemas.js';
 import { pluginDetail, pluginList } from './plugin-views.js';
 
 const tags = ['plugins'];
@@ -41,12 +48,15 @@ export function registerPluginResourceRoutes(app: App, deps: PluginRouteDeps): v
         tags,
         summary: 'Install a plugin from the repositories (enabled at once unless enabled is false)',
         body: ResourceCreateBody,
-        response: { 201: Envelope(Type.Object({ plugin: PluginListItem })) },
+        response: { ...PluginErrors, 201: Envelope(Type.Object({ plugin: PluginListItem })) },
       },
     },
     async (request, reply) => {
       const { name, version, config, enabled } = request.body;
-      const row = await manager.install({ source: 'repository', name, version, config, enabled }, actorOf(request));
+      const row = await manager.install(
+        { source: 'repository', name, version, config, enabled },
+        actorOf(request),
+      );
       await audit.record(request, {
         action: 'plugin.install',
         resourceType: 'plugin',
@@ -66,14 +76,18 @@ export function registerPluginResourceRoutes(app: App, deps: PluginRouteDeps): v
         tags,
         summary: "A plugin's detail (secrets of its configuration masked)",
         params: PluginIdParams,
-        response: { 200: Envelope(Type.Object({ plugin: PluginDetail })) },
+        response: { ...PluginErrors, 200: Envelope(Type.Object({ plugin: PluginDetail })) },
       },
     },
-    async (request) => ok(request, { plugin: await pluginDetail(manager, deps.logBook, request.params.plugin_id) }),
+    async (request) =>
+      ok(request, { plugin: await pluginDetail(manager, deps.logBook, request.params.plugin_id) }),
   );
 
   const update = async (
-    request: FastifyRequest<{ Params: Static<typeof PluginIdParams>; Body: Static<typeof ResourceUpdateBody> }>,
+    request: FastifyRequest<{
+      Params: Static<typeof PluginIdParams>;
+      Body: Static<typeof ResourceUpdateBody>;
+    }>,
     reply: FastifyReply,
   ) => {
     const id = request.params.plugin_id;
@@ -85,7 +99,11 @@ export function registerPluginResourceRoutes(app: App, deps: PluginRouteDeps): v
     if (body.enabled === false) await manager.disable(id, who);
     const task =
       body.version !== undefined
-        ? await deps.updates.start(id, { version: body.version, backup_current: true, restart_after_update: true }, who)
+        ? await deps.updates.start(
+            id,
+            { version: body.version, backup_current: true, restart_after_update: true },
+            who,
+          )
         : null;
     await audit.record(request, {
       action: 'plugin.update',
@@ -108,12 +126,14 @@ export function registerPluginResourceRoutes(app: App, deps: PluginRouteDeps): v
       schema: {
         operationId: method === 'PUT' ? 'updatePlugin' : 'patchPlugin',
         tags,
-        summary: 'Change enabled, config (secrets sent back masked keep their value) or version (202 with the update task)',
+        summary:
+          'Change enabled, config (secrets sent back masked keep their value) or version (202 with the update task)',
         params: PluginIdParams,
         body: ResourceUpdateBody,
         response: {
-          200: Envelope(Type.Object({ plugin: PluginListItem, task: Type.Null() })),
-          202: Envelope(Type.Object({ plugin: PluginListItem, task: TaskView })),
+          ...PluginErrors,
+          200: Envelope(Type.Object({ plugin: PluginListItem, task: Type.Union([TaskView, Type.Null()]) })),
+          202: Envelope(Type.Object({ plugin: PluginListItem, task: Type.Union([TaskView, Type.Null()]) })),
         },
       },
       handler: update,
@@ -129,7 +149,7 @@ export function registerPluginResourceRoutes(app: App, deps: PluginRouteDeps): v
         tags,
         summary: 'Uninstall a plugin',
         params: PluginIdParams,
-        response: { 200: MessageOnly },
+        response: { ...PluginErrors, 200: MessageOnly },
       },
     },
     async (request) => {

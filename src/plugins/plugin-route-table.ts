@@ -18,7 +18,11 @@ export interface PluginRoute {
  * dropped whole when its plugin stops (Fastify cannot remove routes, so plugins never register on it).
  */
 export class PluginRouteTable {
-  private readonly router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true, maxParamLength: 500 });
+  private readonly router = FindMyWay({
+    ignoreTrailingSlash: true,
+    caseSensitive: true,
+    maxParamLength: 500,
+  });
   private readonly list: PluginRoute[] = [];
 
   add(route: PluginRoute): void {

@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { AppError } from '../http/app-error.js';
 import type { ErrorCode } from '../http/error-catalogue.js';
-import { type CapabilityServices, createCapabilities } from './plugin-capabilities.js';
 import { InlineHost } from './inline-host.js';
+import { type CapabilityServices, createCapabilities } from './plugin-capabilities.js';
 import type { PluginHost } from './plugin-host.js';
 import { withTimeout } from './plugin-host.js';
 import type { Manifest } from './plugin-manifest.js';
-import { PluginRouteTable, type PluginRoute } from './plugin-route-table.js';
+import { type PluginRoute, PluginRouteTable } from './plugin-route-table.js';
 import { PluginStats } from './plugin-stats.js';
 import { type LogLevel, PluginCallError } from './plugin-wire.js';
 import type { PluginRequest } from './sdk.js';
@@ -15,11 +15,22 @@ import { WorkerHost } from './worker-host.js';
 export type PluginHealth = 'healthy' | 'degraded' | 'unhealthy' | 'unknown';
 
 const REPORTABLE = ['healthy', 'degraded', 'unhealthy'];
-const CLIENT_CODES: readonly ErrorCode[] = ['VALIDATION_ERROR', 'RESOURCE_NOT_FOUND', 'RESOURCE_CONFLICT', 'AUTHORIZATION_DENIED'];
+const CLIENT_CODES: readonly ErrorCode[] = [
+  'VALIDATION_ERROR',
+  'RESOURCE_NOT_FOUND',
+  'RESOURCE_CONFLICT',
+  'AUTHORIZATION_DENIED',
+];
 // A failure within this window keeps the plugin's health at least `degraded`.
 const DEGRADED_MS = 5 * 60_000;
 // Response headers a plugin may not set: the platform owns framing, content type and correlation.
-const RESERVED_HEADERS = new Set(['content-length', 'content-type', 'transfer-encoding', 'connection', 'x-request-id']);
+const RESERVED_HEADERS = new Set([
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'x-request-id',
+]);
 
 export interface RuntimeOptions {
   id: string;
@@ -62,7 +73,12 @@ export class PluginRuntime {
   private lastError: string | undefined;
 
   constructor(private readonly options: RuntimeOptions) {
-    const info = { id: options.id, version: options.version, permissions: options.manifest.permissions, config: options.config };
+    const info = {
+      id: options.id,
+      version: options.version,
+      permissions: options.manifest.permissions,
+      config: options.config,
+    };
     const side = createCapabilities(this, options.services);
     this.host =
       options.manifest.isolation === 'worker'
@@ -75,7 +91,14 @@ export class PluginRuntime {
             memoryMb: options.workerMemoryMb,
             onCrash: (reason) => this.crashed(reason),
           })
-        : new InlineHost({ dir: options.dir, main: options.manifest.main, sha256: options.sha256, info, side, timeoutMs: options.timeoutMs });
+        : new InlineHost({
+            dir: options.dir,
+            main: options.manifest.main,
+            sha256: options.sha256,
+            info,
+            side,
+            timeoutMs: options.timeoutMs,
+          });
   }
 
   get id(): string {
@@ -135,36 +158,52 @@ export class PluginRuntime {
   async handle(route: PluginRoute, request: PluginRequest): Promise<RouteResult> {
     const started = performance.now();
     try {
-      const value = await this.bounded(`the route ${route.method} ${route.path}`, () => route.invoke(request));
+      const value = await this.bounded(`the route ${route.method} ${route.path}`, () =>
+        route.invoke(request),
+      );
       const result = toRouteResult(value);
-      this.stats.request(performance.now() - started, false);
+      this.stats.request(performance.now() - started);
       return result;
     } catch (err) {
       const client = err instanceof PluginCallError ? err.wire.client : undefined;
       if (client) {
-        this.stats.request(performance.now() - started, false);
-        const code = CLIENT_CODES.includes(client.code as ErrorCode) ? (client.code as ErrorCode) : 'VALIDATION_ERROR';
-        throw new AppError(code, err instanceof Error ? err.message : undefined, client.details ? { details: client.details } : {});
+        this.stats.request(performance.now() - started);
+        const code = CLIENT_CODES.includes(client.code as ErrorCode)
+          ? (client.code as ErrorCode)
+          : 'VALIDATION_ERROR';
+        throw new AppError(
+          code,
+          err instanceof Error ? err.message : undefined,
+          client.details ? { details: client.details } : {},
+        );
       }
-      this.stats.request(performance.now() - started, true);
+      this.stats.request(performance.now() - started);
       this.recordFailure(`the route ${route.method} ${route.path} failed: ${(err as Error).message}`);
-      throw new AppError('INTERNAL_ERROR', `The plugin '${this.id}' failed to handle the request (request ${request.request_id})`, {
-        details: { plugin_id: this.id },
-      });
+      throw new AppError(
+        'INTERNAL_ERROR',
+        `The plugin '${this.id}' failed to handle the request (request ${request.request_id})`,
+        {
+          details: { plugin_id: this.id },
+        },
+      );
     }
   }
 
   /** Runs an event, task or scheduled handler of the plugin with its accounting; rethrows its failure. */
-  async guard(kind: 'event' | 'task' | 'schedule', what: string, run: () => Promise<unknown>): Promise<unknown> {
+  async guard(
+    kind: 'event' | 'task' | 'schedule',
+    what: string,
+    run: () => Promise<unknown>,
+  ): Promise<unknown> {
     if (!this.isActive()) throw new Error(`the plugin '${this.id}' is not active`);
     try {
       const value = await this.bounded(what, run);
-      if (kind === 'event') this.stats.delivery(false);
-      else this.stats.taskRun(false);
+      if (kind === 'event') this.stats.delivery();
+      else this.stats.taskRun();
       return value;
     } catch (err) {
-      if (kind === 'event') this.stats.delivery(false);
-      else this.stats.taskRun(false);
+      if (kind === 'event') this.stats.delivery();
+      else this.stats.taskRun();
       this.recordFailure(`${what} failed: ${(err as Error).message}`);
       throw err;
     }
@@ -245,18 +284,28 @@ export class PluginRuntime {
 }
 
 function toRouteResult(value: unknown): RouteResult {
-  if (value && typeof value === 'object' && (value as { __platform_response?: unknown }).__platform_response === true) {
+  if (
+    value &&
+    typeof value === 'object' &&
+    (value as { __platform_response?: unknown }).__platform_response === true
+  ) {
     const r = value as { status?: unknown; data?: unknown; headers?: unknown };
     const status = Number(r.status);
     if (!Number.isInteger(status) || status < 200 || status > 299) {
-      throw new Error(`respond() takes a 2xx status (use routes.error() for client errors), not ${String(r.status)}`);
+      throw new Error(
+        `respond() takes a 2xx status (use routes.error() for client errors), not ${String(r.status)}`,
+      );
     }
     const headers: Record<string, string> = {};
     if (r.headers && typeof r.headers === 'object') {
       for (const [k, v] of Object.entries(r.headers as Record<string, unknown>)) {
         const name = k.toLowerCase();
         const text = String(v);
-        if (!RESERVED_HEADERS.has(name) && /^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name) && !/[\r\n\0]/.test(text)) {
+        if (
+          !RESERVED_HEADERS.has(name) &&
+          /^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name) &&
+          !/[\r\n\0]/.test(text)
+        ) {
           headers[name] = text;
         }
       }

@@ -45,7 +45,11 @@ export const PluginListItem = Type.Object({
   last_updated: Timestamp,
 });
 
-const LogLine = Type.Object({ timestamp: Timestamp, level: Type.String({ examples: ['INFO'] }), message: Type.String() });
+const LogLine = Type.Object({
+  timestamp: Timestamp,
+  level: Type.String({ examples: ['INFO'] }),
+  message: Type.String(),
+});
 
 /** A plugin's detail (§2.4). */
 export const PluginDetail = Type.Object({
@@ -91,7 +95,8 @@ export const PluginDetail = Type.Object({
     average_response_time: Type.Number({ minimum: 0, description: 'Milliseconds, mean since loaded' }),
     error_rate: Type.Number({ minimum: 0, maximum: 1, description: 'Failures per handled call' }),
     memory_usage_mb: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
-      description: "The worker's own heap (isolation worker); null inline, where the plugin shares the platform's heap",
+      description:
+        "The worker's own heap (isolation worker); null inline, where the plugin shares the platform's heap",
     }),
   }),
   logs: Type.Array(LogLine, { description: 'The last lines the plugin logged, oldest first' }),
@@ -103,7 +108,12 @@ export const InstallBody = Type.Object(
   {
     source: Type.Union([Type.Literal('repository'), Type.Literal('file')], { default: 'repository' }),
     plugin_name: Type.String({ pattern: PLUGIN_ID }),
-    version: Type.String({ minLength: 1, maxLength: 64, default: 'latest', description: 'A version, or latest' }),
+    version: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      default: 'latest',
+      description: 'A version, or latest',
+    }),
     config: Type.Record(Type.String(), Type.Unknown(), {
       default: {},
       description: 'The plugin configuration; `enabled: false` installs without enabling',
@@ -112,14 +122,19 @@ export const InstallBody = Type.Object(
   },
   {
     additionalProperties: false,
-    examples: [{ source: 'repository', plugin_name: 'audit-forwarder', version: 'latest', config: { enabled: true } }],
+    examples: [
+      { source: 'repository', plugin_name: 'audit-forwarder', version: 'latest', config: { enabled: true } },
+    ],
   },
 );
 
 export const UpdateBody = Type.Object(
   {
     version: Type.String({ minLength: 1, maxLength: 64, default: 'latest' }),
-    backup_current: Type.Boolean({ default: true, description: 'Keep the running version for a later rollback' }),
+    backup_current: Type.Boolean({
+      default: true,
+      description: 'Keep the running version for a later rollback',
+    }),
     restart_after_update: Type.Boolean({ default: true, description: 'Start the new version at once' }),
   },
   { additionalProperties: false },
@@ -137,7 +152,9 @@ export const ResourceCreateBody = Type.Object(
   {
     name: Type.String({ pattern: PLUGIN_ID }),
     version: Type.String({ minLength: 1, maxLength: 64, default: 'latest' }),
-    description: Type.Optional(Type.String({ maxLength: 1000, description: 'Ignored: the manifest describes the plugin' })),
+    description: Type.Optional(
+      Type.String({ maxLength: 1000, description: 'Ignored: the manifest describes the plugin' }),
+    ),
     config: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
     enabled: Type.Boolean({ default: true }),
   },
@@ -148,7 +165,13 @@ export const ResourceUpdateBody = Type.Object(
   {
     enabled: Type.Optional(Type.Boolean()),
     config: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    version: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Starts a plugin_update task' })),
+    version: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Starts a plugin_update task' }),
+    ),
   },
   { additionalProperties: false },
 );
+
+const error = { $ref: 'ErrorEnvelope#' };
+/** Domain errors of the plugin operations: unknown plugin or version, dependencies and conflicts, refused packages. */
+export const PluginErrors = { 404: error, 409: error, 422: error };

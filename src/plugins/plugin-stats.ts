@@ -14,23 +14,21 @@ export class PluginStats {
   private readonly buckets = new Uint32Array(60);
   private bucketSecond = 0;
 
-  request(durationMs: number, failed: boolean): void {
+  /** A handled request (its failure, if any, is counted by `failure`). */
+  request(durationMs: number): void {
     this.requests += 1;
     this.requestMs += durationMs;
     const second = Math.floor(Date.now() / 1000);
     this.advance(second);
     this.buckets[second % 60] = (this.buckets[second % 60] ?? 0) + 1;
-    if (failed) this.failure();
   }
 
-  delivery(failed: boolean): void {
+  delivery(): void {
     this.deliveries += 1;
-    if (failed) this.failure();
   }
 
-  taskRun(failed: boolean): void {
+  taskRun(): void {
     this.taskRuns += 1;
-    if (failed) this.failure();
   }
 
   failure(): void {

@@ -28,7 +28,8 @@ export class PluginStorageStore {
     checkKey(key);
     const json = JSON.stringify(value);
     if (json === undefined) throw badInput('value', 'must be JSON-serializable');
-    if (Buffer.byteLength(json) > MAX_VALUE_BYTES) throw badInput('value', `exceeds ${MAX_VALUE_BYTES} bytes`);
+    if (Buffer.byteLength(json) > MAX_VALUE_BYTES)
+      throw badInput('value', `exceeds ${MAX_VALUE_BYTES} bytes`);
     const now = nowIso();
     await this.db
       .insertInto('plugin_storage')

@@ -44,7 +44,9 @@ export class PluginUpdates {
   async start(id: string, request: UpdateRequest, who: Actor) {
     const row = await this.deps.manager.row(id);
     if (row.status === 'updating') {
-      throw new AppError('RESOURCE_CONFLICT', `An update of '${id}' is already running`, { details: { plugin: id } });
+      throw new AppError('RESOURCE_CONFLICT', `An update of '${id}' is already running`, {
+        details: { plugin: id },
+      });
     }
     return this.deps.tasks.start(
       PLUGIN_UPDATE,
@@ -78,7 +80,10 @@ export class PluginUpdates {
 
       task.step('download', 'running');
       const fetched = await this.deps.repositories.fetch(d.plugin_id, d.target_version);
-      task.log('info', `downloaded ${d.plugin_id}@${fetched.version} from ${fetched.ref} (${fetched.archive.length} bytes)`);
+      task.log(
+        'info',
+        `downloaded ${d.plugin_id}@${fetched.version} from ${fetched.ref} (${fetched.archive.length} bytes)`,
+      );
       task.setDetails({ target_version: fetched.version });
       task.step('download', 'completed');
 
@@ -86,9 +91,13 @@ export class PluginUpdates {
       const candidate = await this.deps.packages.read(fetched.archive, fetched.sha256);
       const { manifest } = candidate;
       if (manifest.name !== d.plugin_id || manifest.version !== fetched.version) {
-        throw new AppError('PLUGIN_PACKAGE_INVALID', `The package is ${manifest.name}@${manifest.version}, not ${d.plugin_id}@${fetched.version}`, {
-          details: { reason: 'manifest_mismatch' },
-        });
+        throw new AppError(
+          'PLUGIN_PACKAGE_INVALID',
+          `The package is ${manifest.name}@${manifest.version}, not ${d.plugin_id}@${fetched.version}`,
+          {
+            details: { reason: 'manifest_mismatch' },
+          },
+        );
       }
       checkPlatformVersion(manifest, this.deps.platformVersion);
       const rows = await manager.rows();
@@ -96,15 +105,30 @@ export class PluginUpdates {
       checkDependencies(manifest, installed, wasRunning);
       const broken = rows.filter((r) => {
         const range = parseManifestColumn(r).dependencies[d.plugin_id];
-        return r.enabled === 1 && range !== undefined && !semver.satisfies(manifest.version, range, { includePrerelease: true });
+        return (
+          r.enabled === 1 &&
+          range !== undefined &&
+          !semver.satisfies(manifest.version, range, { includePrerelease: true })
+        );
       });
       if (broken.length > 0) {
-        throw new AppError('PLUGIN_DEPENDENCY_ERROR', `Enabled plugins need another version of ${d.plugin_id} (${broken.map((r) => r.id).join(', ')})`, {
-          details: { plugin: d.plugin_id, dependents: broken.map((r) => r.id) },
-        });
+        throw new AppError(
+          'PLUGIN_DEPENDENCY_ERROR',
+          `Enabled plugins need another version of ${d.plugin_id} (${broken.map((r) => r.id).join(', ')})`,
+          {
+            details: { plugin: d.plugin_id, dependents: broken.map((r) => r.id) },
+          },
+        );
       }
-      const config = validateConfig(manifest.config_schema, parseConfigColumn(before), parseConfigColumn(before));
-      task.log('info', `sha256 ${candidate.sha256}${fetched.sha256 ? ' matches the repository' : ''}; dependencies satisfied`);
+      const config = validateConfig(
+        manifest.config_schema,
+        parseConfigColumn(before),
+        parseConfigColumn(before),
+      );
+      task.log(
+        'info',
+        `sha256 ${candidate.sha256}${fetched.sha256 ? ' matches the repository' : ''}; dependencies satisfied`,
+      );
       task.step('verify', 'completed');
 
       task.step('backup', 'running');
@@ -133,12 +157,17 @@ export class PluginUpdates {
         });
         if (wasRunning) await manager.load(await manager.row(d.plugin_id)).catch(() => undefined);
         await manager.changed(d.plugin_id);
-        manager.announce('plugin.error', `plugin:${d.plugin_id}`, {
-          plugin_id: d.plugin_id,
-          version: fetched.version,
-          error: reason,
-          rolled_back_to: before.version,
-        }, who);
+        manager.announce(
+          'plugin.error',
+          `plugin:${d.plugin_id}`,
+          {
+            plugin_id: d.plugin_id,
+            version: fetched.version,
+            error: reason,
+            rolled_back_to: before.version,
+          },
+          who,
+        );
         task.setDetails({ rolled_back: true, rolled_back_to: before.version });
         throw new Error(`${reason}; rolled back to ${before.version}`);
       };
@@ -169,20 +198,36 @@ export class PluginUpdates {
           return rollback(`${manifest.version} failed to start: ${(err as Error).message}`);
         }
       } else {
-        task.log('info', wasRunning ? 'not started: restart_after_update is false' : 'not started: the plugin was not enabled');
+        task.log(
+          'info',
+          wasRunning
+            ? 'not started: restart_after_update is false'
+            : 'not started: the plugin was not enabled',
+        );
       }
       task.step('start', 'completed');
 
       task.step('health_check', 'running');
       const runtime = manager.runtime(d.plugin_id);
       if (start && (!runtime?.isActive() || runtime.health() === 'unhealthy')) {
-        return rollback(`${manifest.version} is not healthy after start (${runtime?.error ?? runtime?.health() ?? 'not running'})`);
+        return rollback(
+          `${manifest.version} is not healthy after start (${runtime?.error ?? runtime?.health() ?? 'not running'})`,
+        );
       }
-      const status = start ? 'active' : wasRunning ? 'disabled' : before.status === 'updating' ? 'installed' : before.status;
+      const status = start
+        ? 'active'
+        : wasRunning
+          ? 'disabled'
+          : before.status === 'updating'
+            ? 'installed'
+            : before.status;
       await this.deps.store.update(d.plugin_id, { status, enabled: start ? 1 : 0, error: null });
       task.step('health_check', 'completed');
 
-      const keep = d.backup_current && before.version !== manifest.version ? [manifest.version, before.version] : [manifest.version];
+      const keep =
+        d.backup_current && before.version !== manifest.version
+          ? [manifest.version, before.version]
+          : [manifest.version];
       await this.deps.store.prunePackages(d.plugin_id, keep);
       if (!keep.includes(before.version)) {
         await this.deps.packages.remove(d.plugin_id, before.version);
@@ -190,11 +235,16 @@ export class PluginUpdates {
       }
       await manager.changed(d.plugin_id);
       after = await manager.row(d.plugin_id);
-      manager.announce('plugin.updated', 'system', {
-        plugin_id: d.plugin_id,
-        previous_version: before.version,
-        version: after.version,
-      }, who);
+      manager.announce(
+        'plugin.updated',
+        'system',
+        {
+          plugin_id: d.plugin_id,
+          previous_version: before.version,
+          version: after.version,
+        },
+        who,
+      );
       return {
         plugin_id: d.plugin_id,
         previous_version: before.version,

@@ -14,7 +14,9 @@ export async function readUpload(request: FastifyRequest, maxBytes: number): Pro
   const fields: Record<string, string> = {};
   let archive: Buffer | undefined;
   let fileName: string | undefined;
-  for await (const part of request.parts({ limits: { files: 1, fields: 10, fileSize: maxBytes, fieldSize: 256 * 1024 } })) {
+  for await (const part of request.parts({
+    limits: { files: 1, fields: 10, fileSize: maxBytes, fieldSize: 256 * 1024 },
+  })) {
     if (part.type === 'file') {
       if (part.fieldname !== 'file') {
         part.file.resume();
@@ -47,10 +49,12 @@ export async function readUpload(request: FastifyRequest, maxBytes: number): Pro
     } catch {
       throw fieldError('config', 'must be a JSON object');
     }
-    if (config === null || typeof config !== 'object' || Array.isArray(config)) throw fieldError('config', 'must be a JSON object');
+    if (config === null || typeof config !== 'object' || Array.isArray(config))
+      throw fieldError('config', 'must be a JSON object');
   }
   const enabled = fields['enabled'];
-  if (enabled !== undefined && enabled !== 'true' && enabled !== 'false') throw fieldError('enabled', 'must be true or false');
+  if (enabled !== undefined && enabled !== 'true' && enabled !== 'false')
+    throw fieldError('enabled', 'must be true or false');
   return {
     source: 'file',
     archive,

@@ -59,7 +59,11 @@ export function listItem(
 }
 
 /** One plugin's detail (§2.4): manifest, state, masked configuration, metrics on this instance, last logs. */
-export async function pluginDetail(manager: PluginManager, logBook: PluginLogBook, id: string): Promise<Static<typeof PluginDetail>> {
+export async function pluginDetail(
+  manager: PluginManager,
+  logBook: PluginLogBook,
+  id: string,
+): Promise<Static<typeof PluginDetail>> {
   const rows = await manager.rows();
   const row = await manager.row(id);
   const m = parseManifestColumn(row);

@@ -103,7 +103,10 @@ port.on('message', (message: ToWorker) => {
     case 'stats':
       void answer(message.id, () => {
         const heap = getHeapStatistics();
-        return { used_heap_bytes: heap.used_heap_size, total_heap_bytes: heap.total_heap_size } satisfies WorkerStats;
+        return {
+          used_heap_bytes: heap.used_heap_size,
+          total_heap_bytes: heap.total_heap_size,
+        } satisfies WorkerStats;
       });
       return;
     case 'reply': {

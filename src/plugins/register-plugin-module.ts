@@ -30,7 +30,12 @@ export async function registerPluginModule(
   const store = new PluginStore(db);
   const packages = new PluginPackages(cfg);
   const repositories = new PluginRepositories(cfg);
-  const logBook = new PluginLogBook({ db, log: app.log, maxLines: () => cfg().plugins.max_log_lines, reportError });
+  const logBook = new PluginLogBook({
+    db,
+    log: app.log,
+    maxLines: () => cfg().plugins.max_log_lines,
+    reportError,
+  });
   const manager = new PluginManager({
     cfg,
     store,
@@ -56,7 +61,14 @@ export async function registerPluginModule(
   });
   ctx.registry.register(manager);
   ctx.onClose(() => logBook.close());
-  const updates = new PluginUpdates({ manager, store, packages, repositories, tasks: ctx.tasks, platformVersion: PLATFORM_VERSION });
+  const updates = new PluginUpdates({
+    manager,
+    store,
+    packages,
+    repositories,
+    tasks: ctx.tasks,
+    platformVersion: PLATFORM_VERSION,
+  });
 
   registerPluginDispatcher(app, { runtime: (id) => manager.runtime(id), auth: ctx.auth });
   const routeDeps = { manager, updates, repositories, logBook, audit: ctx.audit, cfg };

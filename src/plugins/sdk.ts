@@ -28,7 +28,11 @@ export type PluginPermissionName =
 export type PluginHealthStatus = 'healthy' | 'degraded' | 'unhealthy';
 
 /** Error codes a route may answer with through `ctx.routes.error` (the platform's catalogue). */
-export type PluginErrorCode = 'VALIDATION_ERROR' | 'RESOURCE_NOT_FOUND' | 'RESOURCE_CONFLICT' | 'AUTHORIZATION_DENIED';
+export type PluginErrorCode =
+  | 'VALIDATION_ERROR'
+  | 'RESOURCE_NOT_FOUND'
+  | 'RESOURCE_CONFLICT'
+  | 'AUTHORIZATION_DENIED';
 
 /** What a route handler receives: plain data, the same whether the plugin runs inline or in a worker. */
 export interface PluginRequest {

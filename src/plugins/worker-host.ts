@@ -2,14 +2,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type PlatformSide, type PluginHost, PluginTimeoutError } from './plugin-host.js';
-import { PluginCallError, type Registration, type WireError, toWireError } from './plugin-wire.js';
+import { PluginCallError, type Registration, toWireError, type WireError } from './plugin-wire.js';
 import type { FromWorker, ToWorker, WorkerStart, WorkerStats } from './worker-messages.js';
 
 // From the sources (tests, `npm run dev`) the worker's TypeScript entry is loaded through tsx.
 const ENTRY = new URL(`./plugin-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 function spawn(start: WorkerStart, memoryMb: number): Worker {
-  const resourceLimits = { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: Math.max(4, Math.ceil(memoryMb / 8)) };
+  const resourceLimits = {
+    maxOldGenerationSizeMb: memoryMb,
+    maxYoungGenerationSizeMb: Math.max(4, Math.ceil(memoryMb / 8)),
+  };
   if (ENTRY.pathname.endsWith('.js')) return new Worker(ENTRY, { workerData: start, resourceLimits });
   const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(ENTRY.href)}); });`;
   return new Worker(boot, { eval: true, workerData: start, resourceLimits });
@@ -82,7 +85,11 @@ export class WorkerHost implements PluginHost {
     return (payload) => this.send('a handler', (id) => ({ t: 'invoke', id, handler, payload }));
   }
 
-  private send(what: string, make: (id: number) => ToWorker, timeoutMs = this.options.timeoutMs()): Promise<unknown> {
+  private send(
+    what: string,
+    make: (id: number) => ToWorker,
+    timeoutMs = this.options.timeoutMs(),
+  ): Promise<unknown> {
     const worker = this.worker;
     if (!worker) return Promise.reject(new Error('the plugin worker is not running'));
     const id = this.nextId++;
@@ -91,7 +98,8 @@ export class WorkerHost implements PluginHost {
         this.waiting.delete(id);
         reject(new PluginTimeoutError(`the plugin's ${what}`, timeoutMs));
         // Stats are only a measurement; anything else means the plugin is stuck.
-        if (what !== 'stats') this.kill(`the plugin's ${what} did not answer within ${timeoutMs} ms; its worker was terminated`);
+        if (what !== 'stats')
+          this.kill(`the plugin's ${what} did not answer within ${timeoutMs} ms; its worker was terminated`);
       }, timeoutMs);
       this.waiting.set(id, {
         resolve: (v) => {
@@ -152,7 +160,8 @@ export class WorkerHost implements PluginHost {
     try {
       this.worker?.postMessage(message);
     } catch (err) {
-      if (message.t === 'reply') this.worker?.postMessage({ t: 'reply', id: message.id, ok: false, error: wireOf(err) });
+      if (message.t === 'reply')
+        this.worker?.postMessage({ t: 'reply', id: message.id, ok: false, error: wireOf(err) });
     }
   }
 
@@ -185,5 +194,8 @@ export class WorkerHost implements PluginHost {
 }
 
 function wireOf(err: unknown): WireError {
-  return { message: err instanceof Error ? err.message : String(err), name: err instanceof Error ? err.name : 'Error' };
+  return {
+    message: err instanceof Error ? err.message : String(err),
+    name: err instanceof Error ? err.name : 'Error',
+  };
 }

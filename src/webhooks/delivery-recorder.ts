@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Transaction } from 'kysely';
+import { type Insertable, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DeliveryAttemptsTable, EventAuditTable } from '../events/event-tables.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { Tables } from '../storage/tables.js';
@@ -83,7 +83,7 @@ export class DeliveryRecorder {
 
   add(result: DeliveryResult): void {
     this.queue.push(result);
-    if (this.writing) return;
+    if (this.writing !== undefined) return;
     this.writing = new Promise<void>((resolve) => {
       // Results of the same tick join the first write.
       setImmediate(() => {
@@ -99,7 +99,7 @@ export class DeliveryRecorder {
 
   /** Resolves when everything added so far is written. */
   async flush(): Promise<void> {
-    while (this.writing) await this.writing;
+    while (this.writing !== undefined) await this.writing;
   }
 
   private async drain(): Promise<void> {
@@ -336,21 +336,9 @@ async function updateSubscriptions(
     }
     tallies.set(id, t);
   }
+  if (tallies.size > 0) await updateCounters(trx, tallies);
   const errored: string[] = [];
   for (const [id, t] of tallies) {
-    await trx
-      .updateTable('subscriptions')
-      .set((eb) => ({
-        events_delivered: eb('events_delivered', '+', t.delivered),
-        events_failed: eb('events_failed', '+', t.failed),
-        consecutive_failures: t.hadSuccess
-          ? t.trailingFailures
-          : eb('consecutive_failures', '+', t.trailingFailures),
-        ...(t.lastDelivery === undefined ? {} : { last_delivery: t.lastDelivery }),
-        ...(t.lastError === undefined ? {} : { last_error: t.lastError }),
-      }))
-      .where('id', '=', id)
-      .execute();
     if (t.trailingFailures === 0 && !t.gone) continue;
     let toError = trx
       .updateTable('subscriptions')
@@ -366,4 +354,58 @@ async function updateSubscriptions(
     if (Number(moved.numUpdatedRows) > 0) errored.push(id);
   }
   return errored;
+}
+
+/**
+ * Every subscription's counters in one statement (a CASE per column), however many subscriptions the write
+ * concerns. Parameters are cast, so PostgreSQL types them as the columns are typed.
+ */
+async function updateCounters(
+  trx: Transaction<Tables>,
+  tallies: Map<string, SubscriptionTally>,
+): Promise<void> {
+  const entries = [...tallies];
+  const int = (n: number) => sql`cast(${n} as integer)`;
+  const text = (v: string) => sql`cast(${v} as text)`;
+  const pick = <T>(
+    column: string,
+    value: (t: SubscriptionTally) => RawBuilder<unknown> | undefined,
+    otherwise: RawBuilder<unknown>,
+  ): RawBuilder<T> => {
+    const cases = entries.flatMap(([id, t]) => {
+      const v = value(t);
+      return v === undefined ? [] : [sql`when ${id} then ${v}`];
+    });
+    return cases.length === 0
+      ? sql<T>`${sql.ref(column)}`
+      : sql<T>`case ${sql.ref('id')} ${sql.join(cases, sql` `)} else ${otherwise} end`;
+  };
+  await trx
+    .updateTable('subscriptions')
+    .set({
+      events_delivered: sql<number>`events_delivered + ${pick('events_delivered', (t) => int(t.delivered), int(0))}`,
+      events_failed: sql<number>`events_failed + ${pick('events_failed', (t) => int(t.failed), int(0))}`,
+      consecutive_failures: pick<number>(
+        'consecutive_failures',
+        (t) =>
+          t.hadSuccess ? int(t.trailingFailures) : sql`consecutive_failures + ${int(t.trailingFailures)}`,
+        sql.ref('consecutive_failures'),
+      ),
+      last_delivery: pick<string | null>(
+        'last_delivery',
+        (t) => (t.lastDelivery === undefined ? undefined : text(t.lastDelivery)),
+        sql.ref('last_delivery'),
+      ),
+      last_error: pick<string | null>(
+        'last_error',
+        (t) => (t.lastError === undefined ? undefined : text(t.lastError)),
+        sql.ref('last_error'),
+      ),
+    })
+    .where(
+      'id',
+      'in',
+      entries.map(([id]) => id),
+    )
+    .execute();
 }

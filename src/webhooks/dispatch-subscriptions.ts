@@ -37,6 +37,11 @@ export class DispatchSubscriptions {
     return this.byId.get(id);
   }
 
+  /** How many active subscriptions there are. */
+  get size(): number {
+    return this.byId.size;
+  }
+
   /** Active webhook subscriptions with batching on. */
   batching(): DispatchSubscription[] {
     return [...this.byId.values()].filter((s) => s.batch !== undefined);
@@ -44,7 +49,7 @@ export class DispatchSubscriptions {
 
   async refresh(force = false): Promise<void> {
     if (!force && Date.now() - this.checkedAt < CHECK_MS) return;
-    if (this.loading) return this.loading;
+    if (this.loading !== undefined) return this.loading;
     this.loading = this.load(force).finally(() => {
       this.loading = undefined;
     });
@@ -59,7 +64,11 @@ export class DispatchSubscriptions {
       .executeTakeFirst();
     const signature = `${Number(head?.n ?? 0)}:${head?.latest ?? ''}`;
     if (!force && signature === this.signature) return;
-    const rows = await this.db.selectFrom('subscriptions').selectAll().where('status', '=', 'active').execute();
+    const rows = await this.db
+      .selectFrom('subscriptions')
+      .selectAll()
+      .where('status', '=', 'active')
+      .execute();
     const next = new Map<string, DispatchSubscription>();
     for (const row of rows) {
       const batch = parse<{ enabled?: boolean; max_batch_size?: number; max_wait_time_seconds?: number }>(

@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { EventCipher } from '../events/event-cipher.js';
 import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
@@ -23,7 +23,15 @@ export interface ClaimFilter {
 }
 
 const CHUNK = 500;
-const CLAIMED = ['id', 'event_id', 'subscription_id', 'sequence', 'priority', 'attempts', 'replay_id'] as const;
+const CLAIMED = [
+  'id',
+  'event_id',
+  'subscription_id',
+  'sequence',
+  'priority',
+  'attempts',
+  'replay_id',
+] as const;
 
 /**
  * The dispatcher's reads and writes of `event_outbox`. A claim takes due rows — pending ones whose time has
@@ -39,22 +47,27 @@ export class OutboxStore {
     private readonly cipher: EventCipher,
   ) {}
 
+  /**
+   * Claims due rows: `pending` ones whose time has come (`kind: 'due'`), or `delivering` ones whose lease
+   * expired (`kind: 'expired'`). At most `room.of(subscription)` rows per subscription (`room.default` for
+   * those not named), at most `limit` in all.
+   */
   async claim(
+    kind: 'due' | 'expired',
     owner: string,
     leaseUntil: string,
     now: string,
     limit: number,
+    room: { default: number; of: ReadonlyMap<string, number> },
     filter: ClaimFilter,
     subscriptionId?: string,
   ): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
-    const due = (eb: ExpressionBuilder<Tables, 'event_outbox'>) => {
-      const all = [
-        eb.or([
-          eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now)]),
-          eb.and([eb('status', '=', 'delivering'), eb('lease_until', '<', now)]),
-        ]),
-      ];
+    const eligible = (eb: ExpressionBuilder<Tables, 'event_outbox'>) => {
+      const all =
+        kind === 'due'
+          ? [eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now)]
+          : [eb('status', '=', 'delivering'), eb('lease_until', '<', now)];
       if (subscriptionId !== undefined) all.push(eb('subscription_id', '=', subscriptionId));
       else {
         all.push(
@@ -68,7 +81,10 @@ export class OutboxStore {
               .where((s) =>
                 filter.pluginSubscriptions.length === 0
                   ? s('delivery_method', '=', 'webhook')
-                  : s.or([s('delivery_method', '=', 'webhook'), s('id', 'in', [...filter.pluginSubscriptions])]),
+                  : s.or([
+                      s('delivery_method', '=', 'webhook'),
+                      s('id', 'in', [...filter.pluginSubscriptions]),
+                    ]),
               ),
           ),
         );
@@ -76,18 +92,46 @@ export class OutboxStore {
       }
       return eb.and(all);
     };
-    let candidates = this.db
+    // The first candidates in priority order are locked (PostgreSQL) for the length of the statement; of
+    // those, each subscription gets no more than it has room for, so one subscription's backlog never fills a
+    // claim it could not send before the others get a turn.
+    let locked = this.db
       .selectFrom('event_outbox')
-      .select('id')
-      .where(due)
+      .select(['id', 'subscription_id', 'priority', 'sequence'])
+      .where(eligible)
       .orderBy('priority', 'desc')
       .orderBy('sequence', 'asc')
-      .limit(limit);
-    if (this.dialect === 'postgres') candidates = candidates.forUpdate().skipLocked();
+      .limit(limit * 2);
+    if (this.dialect === 'postgres') locked = locked.forUpdate().skipLocked();
     const rows = await this.db
+      .with('locked', () => locked)
+      .with('ranked', (db) =>
+        db.selectFrom('locked').select((eb) => [
+          'locked.id',
+          'locked.subscription_id',
+          eb.fn
+            .agg<number>('row_number')
+            .over((ob) =>
+              ob
+                .partitionBy('locked.subscription_id')
+                .orderBy('locked.priority', 'desc')
+                .orderBy('locked.sequence', 'asc'),
+            )
+            .as('rn'),
+        ]),
+      )
       .updateTable('event_outbox')
       .set({ status: 'delivering', lease_owner: owner, lease_until: leaseUntil, updated_at: now })
-      .where('id', 'in', candidates)
+      .where('id', 'in', (eb) => {
+        // Typed integers, so PostgreSQL does not read the parameters as text.
+        const int = (n: number) => sql<number>`cast(${n} as integer)`;
+        const cases = [...room.of].map(([id, n]) => sql`when ${id} then ${int(n)}`);
+        const cap =
+          cases.length === 0
+            ? int(room.default)
+            : sql<number>`case ${sql.ref('ranked.subscription_id')} ${sql.join(cases, sql` `)} else ${int(room.default)} end`;
+        return eb.selectFrom('ranked').select('ranked.id').where('ranked.rn', '<=', cap).limit(limit);
+      })
       .returning([...CLAIMED])
       .execute();
     for (const r of rows) r.sequence = Number(r.sequence);
@@ -126,7 +170,13 @@ export class OutboxStore {
     for (let i = 0; i < ids.length; i += CHUNK) {
       await this.db
         .updateTable('event_outbox')
-        .set({ status: 'pending', lease_owner: null, lease_until: null, next_attempt_at: now, updated_at: now })
+        .set({
+          status: 'pending',
+          lease_owner: null,
+          lease_until: null,
+          next_attempt_at: now,
+          updated_at: now,
+        })
         .where('id', 'in', ids.slice(i, i + CHUNK))
         .where('lease_owner', '=', owner)
         .where('status', '=', 'delivering')

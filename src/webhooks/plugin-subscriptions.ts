@@ -1,9 +1,9 @@
 import type { EventSelector } from '../events/event-filters.js';
+import { isValidPattern } from '../events/pattern-matcher.js';
 import type { SubscriptionIndex } from '../events/subscription-index.js';
 import type { SubscriptionRow, SubscriptionStore } from '../events/subscription-store.js';
 import { AppError } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
-import { isValidPattern } from '../events/pattern-matcher.js';
 import type { PluginConsumer, PluginConsumers } from './plugin-consumers.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-schedule.js';
 

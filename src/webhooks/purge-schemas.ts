@@ -14,7 +14,8 @@ const Criteria = Type.Object(
       Type.Integer({
         minimum: 0,
         maximum: 36_500,
-        description: 'Events emitted more than this many days before the request; 0 (default): every event before it',
+        description:
+          'Events emitted more than this many days before the request; 0 (default): every event before it',
       }),
     ),
     event_types: Type.Optional(
@@ -39,7 +40,9 @@ export const PurgeBody = Type.Object(
 
 export const PurgeStart = Type.Object({
   purge_id: Type.String({ examples: ['prg_01jd8x2k4v0000000000000000'] }),
-  task_id: Type.String({ description: 'The task running the purge: DELETE /api/v1/tasks/{task_id} cancels it' }),
+  task_id: Type.String({
+    description: 'The task running the purge: DELETE /api/v1/tasks/{task_id} cancels it',
+  }),
   status: Type.Literal('started'),
   dry_run: Type.Boolean(),
   events_to_purge: Type.Integer({ minimum: 0 }),

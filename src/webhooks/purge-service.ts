@@ -151,7 +151,12 @@ export class PurgeService {
 
   /** From the rate the last completed purge measured; null before any purge has run. */
   private async estimateMinutes(total: number): Promise<number | null> {
-    const { tasks } = await this.deps.tasks.list({ type: EVENT_PURGE, status: 'completed', page: 1, perPage: 20 });
+    const { tasks } = await this.deps.tasks.list({
+      type: EVENT_PURGE,
+      status: 'completed',
+      page: 1,
+      perPage: 20,
+    });
     for (const t of tasks) {
       const purged = Number(t.result?.['events_purged'] ?? 0);
       if (purged <= 0 || !t.started_at || !t.completed_at) continue;

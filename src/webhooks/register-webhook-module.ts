@@ -52,7 +52,9 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
   ctx.onClose(stopWaking);
   const stopWatching = ctx.config.onChange((keys) => {
     if (keys.includes('webhooks.allow_private_targets')) {
-      dispatcher.resetConnections().catch((err: unknown) => ctx.registry.recordError('webhook_dispatcher', err));
+      dispatcher
+        .resetConnections()
+        .catch((err: unknown) => ctx.registry.recordError('webhook_dispatcher', err));
     }
   });
   ctx.onClose(stopWatching);

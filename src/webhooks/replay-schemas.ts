@@ -37,7 +37,9 @@ export const ReplayBody = Type.Object(
 
 export const ReplayStart = Type.Object({
   replay_id: Type.String({ examples: ['rpl_01jd8x2k4v0000000000000000'] }),
-  task_id: Type.String({ description: 'The task running the replay: DELETE /api/v1/tasks/{task_id} cancels it' }),
+  task_id: Type.String({
+    description: 'The task running the replay: DELETE /api/v1/tasks/{task_id} cancels it',
+  }),
   status: Type.Literal('started'),
   events_to_replay: Type.Integer({ minimum: 0 }),
   estimated_duration_minutes: Type.Integer({

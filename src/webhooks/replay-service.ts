@@ -9,7 +9,7 @@ import { newId, nowIso } from '../kernel/new-id.js';
 import type { Tables } from '../storage/tables.js';
 import type { TaskActor, TaskContext, TaskRunner } from '../tasks/task-runner.js';
 import { EventSelection, type EventSelector } from './event-selection.js';
-import { SettleWatcher, type Settlement } from './settle-watcher.js';
+import { type Settlement, SettleWatcher } from './settle-watcher.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
 
 export const EVENT_REPLAY = 'event_replay';
@@ -143,7 +143,8 @@ export class ReplayService {
       progress: {
         events_replayed: done,
         total_events: total,
-        percentage: total === 0 ? (status === 'completed' ? 100 : 0) : Math.round((done / total) * 10_000) / 100,
+        percentage:
+          total === 0 ? (status === 'completed' ? 100 : 0) : Math.round((done / total) * 10_000) / 100,
       },
       deliveries: {
         queued: d.deliveries_queued ?? 0,
@@ -172,7 +173,9 @@ export class ReplayService {
     const selector = { ...selectorOf(d.event_filter), upToSequence: d.up_to_sequence };
     const types = await this.selection.resolveTypes(selector.types);
     const total = d.events_to_replay;
-    const watcher = new SettleWatcher(this.deps.db, (listener) => this.deps.dispatcher.recorder.onSettled(listener));
+    const watcher = new SettleWatcher(this.deps.db, (listener) =>
+      this.deps.dispatcher.recorder.onSettled(listener),
+    );
     const tally = { replayed: 0, skipped: 0, queued: 0, delivered: 0, failed: 0, errorCount: 0 };
     const errors: ReplayError[] = [];
     const report = () => {
@@ -224,7 +227,8 @@ export class ReplayService {
           const confidential = event.security_level === 'confidential';
           const matching = targets.filter(
             (t) =>
-              (!confidential || t.ownerIsAdmin || t.ownerId === event.emitter_id) && t.selector.matches(event, getData),
+              (!confidential || t.ownerIsAdmin || t.ownerId === event.emitter_id) &&
+              t.selector.matches(event, getData),
           );
           if (matching.length === 0) {
             tally.skipped += 1;
@@ -235,12 +239,10 @@ export class ReplayService {
           const rows = await this.queue(event, matching, replayId, d.actor ?? 'admin');
           tally.queued += rows.size;
           this.deps.dispatcher.wake();
-          const waiting = watcher
-            .wait([...rows.keys()], task.signal)
-            .then((settled) => {
-              settleAll(event.event_id, settled, rows);
-              report();
-            });
+          const waiting = watcher.wait([...rows.keys()], task.signal).then((settled) => {
+            settleAll(event.event_id, settled, rows);
+            report();
+          });
           if (d.replay_mode === 'sequential') await waiting;
           else {
             inFlight.add(waiting);
@@ -417,7 +419,9 @@ export class ReplayService {
   }
 }
 
-function normalizeFilter(filter: NonNullable<ReplayInput['event_filter']>): NonNullable<ReplayInput['event_filter']> {
+function normalizeFilter(
+  filter: NonNullable<ReplayInput['event_filter']>,
+): NonNullable<ReplayInput['event_filter']> {
   const types = filter.event_types ?? [];
   const bad = types.find((t) => (t.includes('*') ? !isValidPattern(t) : !isValidEventType(t)));
   if (bad !== undefined) {

@@ -1,4 +1,4 @@
-import { type LookupAddress, lookup as dnsLookup } from 'node:dns';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type Socket } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { buildConnector } from 'undici';

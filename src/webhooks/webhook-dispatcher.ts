@@ -8,7 +8,7 @@ import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
-import { type DeliveryResult, DeliveryRecorder } from './delivery-recorder.js';
+import { DeliveryRecorder, type DeliveryResult } from './delivery-recorder.js';
 import { type DispatchSubscription, DispatchSubscriptions } from './dispatch-subscriptions.js';
 import { LatencyWindow } from './latency-window.js';
 import { type ClaimedDelivery, OutboxStore } from './outbox-store.js';
@@ -34,8 +34,9 @@ interface Lane {
 const CLAIM_LIMIT = 200;
 // In-flight deliveries get this long to finish at shutdown before they are aborted and handed back.
 const STOP_GRACE_MS = 1000;
-// A subscription may hold this many times its concurrency (in flight + waiting) before claims skip it.
-const LANE_DEPTH = 2;
+// A subscription holds at most this many times its concurrency (in flight + waiting); a claim gives each lane
+// no more than its free room, and a lane asks for more once half of it is free.
+const LANE_DEPTH = 4;
 
 export interface DispatcherDeps {
   db: Kysely<Tables>;
@@ -84,6 +85,8 @@ export class WebhookDispatcher implements PlatformService {
   private again = false;
   private wakeQueued = false;
   private backlog = false;
+  /** Set by the poll: the next round also takes over rows whose lease expired. */
+  private takeoverDue = true;
   private pollTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private dueTimer: NodeJS.Timeout | undefined;
@@ -102,6 +105,7 @@ export class WebhookDispatcher implements PlatformService {
     failedAttempts: 0,
     batches: 0,
     released: 0,
+    takenOver: 0,
   };
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -147,6 +151,7 @@ export class WebhookDispatcher implements PlatformService {
     this.stopController = new AbortController();
     this.sender = new WebhookSender(() => this.deps.cfg().webhooks.allow_private_targets);
     this.running = true;
+    this.takeoverDue = true;
     await this.subscriptions.refresh(true);
     this.armPoll();
     this.armHeartbeat();
@@ -160,9 +165,10 @@ export class WebhookDispatcher implements PlatformService {
     clearTimeout(this.heartbeatTimer);
     clearTimeout(this.dueTimer);
     this.dueAt = Number.POSITIVE_INFINITY;
-    while (this.pumping) await this.pumping;
+    while (this.pumping !== undefined) await this.pumping;
     await waitFor(() => this.inFlight === 0, STOP_GRACE_MS);
     this.stopController.abort();
+    this.sender?.abortAll();
     await waitFor(() => this.inFlight === 0, 5000);
     await this.recorder.flush();
     const leftovers = [...this.abandoned];
@@ -193,7 +199,11 @@ export class WebhookDispatcher implements PlatformService {
           last_claim_ms: round(this.lastClaimMs),
           ...(recentError ? { error: this.lastError?.message } : {}),
         },
-        { name: 'recorder', status: recordFailing ? 'warning' : 'pass', pending_results: this.recorder.pending },
+        {
+          name: 'recorder',
+          status: recordFailing ? 'warning' : 'pass',
+          pending_results: this.recorder.pending,
+        },
         { name: 'in_flight', status: 'pass', in_flight: this.inFlight, held: this.held.size },
       ],
       details: {
@@ -226,6 +236,7 @@ export class WebhookDispatcher implements PlatformService {
       claims: c.claims,
       claimed_rows: c.claimed,
       released_rows: c.released,
+      taken_over_rows: c.takenOver,
       last_claim_ms: round(this.lastClaimMs),
       record_failures: this.recorder.failedWrites,
     };
@@ -250,7 +261,7 @@ export class WebhookDispatcher implements PlatformService {
 
   private pump(): void {
     if (!this.running) return;
-    if (this.pumping) {
+    if (this.pumping !== undefined) {
       this.again = true;
       return;
     }
@@ -271,28 +282,62 @@ export class WebhookDispatcher implements PlatformService {
   private async round(): Promise<void> {
     await this.subscriptions.refresh();
     const w = this.deps.cfg().webhooks;
-    const depth = w.max_concurrency_per_subscription * LANE_DEPTH;
+    const { depth } = this.laneLimits();
     const room = w.max_in_flight - this.held.size;
-    const saturated = [...this.lanes.values()]
-      .filter((l) => l.inFlight + l.queue.length >= depth)
-      .map((l) => l.id);
     const batching = this.subscriptions.batching().map((s) => s.id);
-    this.backlog = saturated.length > 0 || room <= 0;
-    if (room > 0) {
-      const limit = Math.min(room, CLAIM_LIMIT);
+    const full: string[] = [];
+    const roomOf = new Map<string, number>();
+    let laned = 0;
+    for (const lane of this.lanes.values()) {
+      if (this.subscriptions.get(lane.id)?.batch !== undefined) continue;
+      laned += 1;
+      const free = depth - lane.inFlight - lane.queue.length;
+      if (free <= 0) full.push(lane.id);
+      else roomOf.set(lane.id, free);
+    }
+    this.backlog = full.length > 0 || room <= 0;
+    // What the lanes can take: their free room, and a full lane for every subscription without one yet.
+    const idle = Math.max(0, this.subscriptions.size - batching.length - laned);
+    const capacity = [...roomOf.values()].reduce((a, b) => a + b, 0) + idle * depth;
+    if (room > 0 && capacity > 0) {
+      const limit = Math.min(room, CLAIM_LIMIT, capacity);
       const started = performance.now();
-      const claimed = await this.outbox.claim(this.owner, this.leaseUntil(), nowIso(), limit, {
-        exclude: [...saturated, ...batching],
-        pluginSubscriptions: this.deps.consumers.ids(),
-      });
+      const claimed = await this.outbox.claim(
+        'due',
+        this.owner,
+        this.leaseUntil(),
+        nowIso(),
+        limit,
+        { default: depth, of: roomOf },
+        { exclude: [...full, ...batching], pluginSubscriptions: this.deps.consumers.ids() },
+      );
       this.lastClaimMs = performance.now() - started;
       this.counts.claims += 1;
       this.counts.claimed += claimed.length;
-      if (claimed.length === limit) {
+      const taken = new Map<string, number>();
+      for (const c of claimed) taken.set(c.subscription_id, (taken.get(c.subscription_id) ?? 0) + 1);
+      // A subscription that got all it had room for may have more waiting.
+      if (claimed.length === limit || [...taken].some(([id, n]) => n >= (roomOf.get(id) ?? depth))) {
         this.backlog = true;
-        this.again = true;
       }
+      if (claimed.length === limit) this.again = true;
       if (claimed.length > 0) await this.accept(claimed, depth);
+    }
+    if (this.takeoverDue && this.held.size < w.max_in_flight) {
+      // Rows of instances that died: looked for on the poll, not on every wake, as they are rare.
+      this.takeoverDue = false;
+      const taken = await this.outbox.claim(
+        'expired',
+        this.owner,
+        this.leaseUntil(),
+        nowIso(),
+        Math.min(w.max_in_flight - this.held.size, CLAIM_LIMIT),
+        { default: depth, of: roomOf },
+        { exclude: full, pluginSubscriptions: this.deps.consumers.ids() },
+      );
+      this.counts.claimed += taken.length;
+      this.counts.takenOver += taken.length;
+      if (taken.length > 0) await this.accept(taken, depth);
     }
     if (batching.length > 0) await this.batchRound();
   }
@@ -390,10 +435,12 @@ export class WebhookDispatcher implements PlatformService {
         continue;
       }
       const claimed = await this.outbox.claim(
+        'due',
         this.owner,
         this.leaseUntil(),
         nowIso(),
         Math.min(batch.maxSize, room),
+        { default: batch.maxSize, of: new Map() },
         { exclude: [], pluginSubscriptions: [] },
         sub.id,
       );
@@ -409,6 +456,11 @@ export class WebhookDispatcher implements PlatformService {
   }
 
   // --- sending ---
+
+  private laneLimits(): { depth: number; topUp: number } {
+    const per = this.deps.cfg().webhooks.max_concurrency_per_subscription;
+    return { depth: per * LANE_DEPTH, topUp: (per * LANE_DEPTH) / 2 };
+  }
 
   private lane(id: string): Lane {
     let lane = this.lanes.get(id);
@@ -444,7 +496,9 @@ export class WebhookDispatcher implements PlatformService {
         lane.inFlight -= 1;
         this.inFlight -= 1;
         this.drain(lane);
-        if (this.backlog) this.wake();
+        // More is claimed once this lane has room for a top-up, not after every single delivery.
+        const { depth, topUp } = this.laneLimits();
+        if (this.backlog && depth - lane.inFlight - lane.queue.length >= topUp) this.wake();
       });
   }
 
@@ -533,7 +587,7 @@ export class WebhookDispatcher implements PlatformService {
       ...signatureHeaders(sub.secret, deliveryId, Math.floor(Date.now() / 1000), body),
     };
     if (replayId !== null) headers['x-platform-replay'] = replayId;
-    return this.sender.post(sub.url, headers, body, sub.timeoutMs, this.stopController.signal);
+    return this.sender.post(sub.url, headers, body, sub.timeoutMs);
   }
 
   private async callPlugin(sub: DispatchSubscription, item: Item, attempt: number): Promise<SendOutcome> {
@@ -576,7 +630,8 @@ export class WebhookDispatcher implements PlatformService {
       return result(true, null);
     } catch (err) {
       if (this.stopController.signal.aborted) return result(false, 'aborted: the dispatcher stopped', true);
-      if (timeout.aborted) return result(false, `timeout: the consumer did not finish within ${sub.timeoutMs} ms`);
+      if (timeout.aborted)
+        return result(false, `timeout: the consumer did not finish within ${sub.timeoutMs} ms`);
       return result(false, `the consumer failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
@@ -666,6 +721,7 @@ export class WebhookDispatcher implements PlatformService {
 
   private armPoll(): void {
     this.pollTimer = setTimeout(() => {
+      this.takeoverDue = true;
       this.wake();
       if (this.running) this.armPoll();
     }, this.deps.cfg().webhooks.poll_interval_ms);

@@ -7,7 +7,8 @@ import type { ConfigTree } from '../../src/config/config-tree.js';
 import { provisionStorage } from '../helpers/test-platform.js';
 import { cliEnv, runCli } from './cli-process.js';
 
-describe('platform CLI: migrate, openapi, help and bad input', () => {
+// Each test spawns the CLI (a cold start of node + tsx + the platform): on a busy machine that takes a while.
+describe('platform CLI: migrate, openapi, help and bad input', { timeout: 90_000 }, () => {
   let cwd: string;
   let storage: { tree: ConfigTree; cleanup: () => Promise<void> };
   beforeAll(async () => {

@@ -73,7 +73,7 @@ export function startCli(args: string[], options: { cwd: string; env: NodeJS.Pro
     stdout: () => out,
     stderr: () => err,
     exited,
-    waitForLine(pattern, timeoutMs = 20_000) {
+    waitForLine(pattern, timeoutMs = 45_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const match = out.match(pattern);

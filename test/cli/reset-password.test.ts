@@ -6,7 +6,8 @@ import type { ConfigTree } from '../../src/config/config-tree.js';
 import { ADMIN_PASSWORD, provisionStorage, startPlatform } from '../helpers/test-platform.js';
 import { cliEnv, runCli } from './cli-process.js';
 
-describe('platform admin reset-password', () => {
+// Each test spawns the CLI (a cold start of node + tsx + the platform): on a busy machine that takes a while.
+describe('platform admin reset-password', { timeout: 90_000 }, () => {
   let cwd: string;
   let storage: { tree: ConfigTree; cleanup: () => Promise<void> };
   beforeAll(async () => {

@@ -37,7 +37,8 @@ function readResponse(socket: ReturnType<typeof connect>): Promise<{ head: strin
   });
 }
 
-describe('platform serve', () => {
+// Each test spawns the CLI (a cold start of node + tsx + the platform): on a busy machine that takes a while.
+describe('platform serve', { timeout: 90_000 }, () => {
   let cwd: string;
   let storage: { tree: ConfigTree; cleanup: () => Promise<void> };
   let running: CliProcess | undefined;

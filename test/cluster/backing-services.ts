@@ -53,7 +53,8 @@ export async function postgres(action: 'stop' | 'start'): Promise<void> {
 }
 
 export async function redis(action: 'stop' | 'start'): Promise<void> {
-  if (action === 'stop') await run('redis-cli', ['-h', '127.0.0.1', '-p', '6379', 'shutdown', 'nosave']).catch(() => {});
+  if (action === 'stop')
+    await run('redis-cli', ['-h', '127.0.0.1', '-p', '6379', 'shutdown', 'nosave']).catch(() => {});
   else
     await run('redis-server', [
       '--daemonize',

@@ -101,7 +101,7 @@ export class Cluster {
       cwd: this.cwd,
       env: cliEnv(this.storage, { ...CLUSTER_ENV, ...this.env, ...extraEnv }),
     });
-    const [, base] = await child.waitForLine(/listening on (http:\/\/\S+)\n/, 60_000);
+    const [, base] = await child.waitForLine(/^listening on (http:\/\/[^\s"]+)$/m, 60_000);
     let admin: string | undefined;
     const instance: Instance = {
       name,

@@ -80,7 +80,8 @@ describe('batched webhook delivery', { timeout: 30_000 }, () => {
     await until(() => receiver.at('/batch-retry').length >= 1, 'the first batch');
     fail = false;
     await until(
-      async () => (await Promise.all(ids.map((id) => getEvent(t, admin, id)))).every((e) => e.status === 'processed'),
+      async () =>
+        (await Promise.all(ids.map((id) => getEvent(t, admin, id)))).every((e) => e.status === 'processed'),
       'all processed',
     );
     const last = receiver.at('/batch-retry').at(-1)!;

@@ -3,7 +3,14 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 import { Receiver } from './receiver.js';
-import { createSubscription, emit, FAST_WEBHOOKS, getEvent, getSubscription, until } from './webhook-fixtures.js';
+import {
+  createSubscription,
+  emit,
+  FAST_WEBHOOKS,
+  getEvent,
+  getSubscription,
+  until,
+} from './webhook-fixtures.js';
 
 const standard = (secret: string) => new Webhook(`whsec_${Buffer.from(secret, 'utf8').toString('base64')}`);
 
@@ -124,7 +131,9 @@ describe('webhook delivery', { timeout: 30_000 }, () => {
 
     expect(await verifyGithubStyle(secret, tampered, headers['x-platform-signature-256']!)).toBe(false);
     expect(() => standard(secret).verify(tampered, headers)).toThrow();
-    expect(await verifyGithubStyle('the-wrong-secret', req.body, headers['x-platform-signature-256']!)).toBe(false);
+    expect(await verifyGithubStyle('the-wrong-secret', req.body, headers['x-platform-signature-256']!)).toBe(
+      false,
+    );
     expect(() => standard(secret).verify(req.body, headers)).not.toThrow();
 
     // The same request presented ten minutes later is refused: the signed timestamp is too old.

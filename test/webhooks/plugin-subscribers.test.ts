@@ -41,10 +41,13 @@ describe('plugin subscribers fed from the outbox', { timeout: 30_000 }, () => {
     const attempts = (await getEvent(t, admin, id)).delivery_info.delivery_attempts;
     expect(attempts.map((a: { status: string }) => a.status)).toEqual(['failed', 'delivered']);
     expect(attempts[0].error).toMatch(/the consumer failed: index not ready/);
-    const trail = (await t.request('GET', `/api/v1/events/${id}/audit`, { token: admin })).data.data.audit_trail;
+    const trail = (await t.request('GET', `/api/v1/events/${id}/audit`, { token: admin })).data.data
+      .audit_trail;
     expect(trail.at(-1)).toMatchObject({ action: 'event_delivered', actor: 'plugin:search' });
 
-    const list = await t.request('GET', '/api/v1/events/subscriptions?delivery_method=plugin', { token: admin });
+    const list = await t.request('GET', '/api/v1/events/subscriptions?delivery_method=plugin', {
+      token: admin,
+    });
     expect(list.data.data.subscriptions).toEqual([
       expect.objectContaining({ subscription_id: subscriptionId, plugin_id: 'search', events_delivered: 1 }),
     ]);
@@ -59,7 +62,8 @@ describe('plugin subscribers fed from the outbox', { timeout: 30_000 }, () => {
     const again = await dispatcher.plugins.subscribe(
       'slowpoke',
       { name: 'wait', eventPatterns: ['lazy.*'], timeoutSeconds: 1, retryPolicy: { max_attempts: 1 } },
-      ({ signal }) => new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+      ({ signal }) =>
+        new Promise<void>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
     );
     expect(again.subscriptionId).toBe(first.subscriptionId);
     const id = await emit(t, admin, { event_type: 'lazy.event' });

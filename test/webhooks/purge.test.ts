@@ -13,7 +13,10 @@ describe('event purge', { timeout: 30_000 }, () => {
     admin = await t.adminToken();
     receiver = new Receiver();
     await receiver.start();
-    await createSubscription(t, admin, { event_patterns: ['old.**'], webhook_config: { url: `${receiver.url}/p` } });
+    await createSubscription(t, admin, {
+      event_patterns: ['old.**'],
+      webhook_config: { url: `${receiver.url}/p` },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -21,7 +24,10 @@ describe('event purge', { timeout: 30_000 }, () => {
   });
 
   const db = () => t.platform.context.database.db;
-  const count = async (table: 'events' | 'event_outbox' | 'delivery_attempts' | 'event_audit', ids: string[]) =>
+  const count = async (
+    table: 'events' | 'event_outbox' | 'delivery_attempts' | 'event_audit',
+    ids: string[],
+  ) =>
     Number(
       (
         await db()
@@ -31,13 +37,15 @@ describe('event purge', { timeout: 30_000 }, () => {
           .executeTakeFirstOrThrow()
       ).n,
     );
-  const purge = (body: Record<string, unknown>) => t.request('POST', '/api/v1/events/purge', { token: admin, body });
+  const purge = (body: Record<string, unknown>) =>
+    t.request('POST', '/api/v1/events/purge', { token: admin, body });
   const status = async (id: string) =>
     (await t.request('GET', `/api/v1/events/purge/${id}`, { token: admin })).data.data.purge;
 
   it('counts without deleting on a dry run, then deletes the matching events with everything attached', async () => {
     const old: string[] = [];
-    for (let i = 0; i < 7; i++) old.push(await emit(t, admin, { event_type: 'old.audit.entry', data: { i } }));
+    for (let i = 0; i < 7; i++)
+      old.push(await emit(t, admin, { event_type: 'old.audit.entry', data: { i } }));
     const kept = [await emit(t, admin, { event_type: 'keep.me' })];
     await until(() => receiver.requests.length === 7, 'the deliveries');
     // Backdate the old events: they were emitted 40 days ago.
@@ -49,14 +57,22 @@ describe('event purge', { timeout: 30_000 }, () => {
     expect(dry.data.data).toMatchObject({ status: 'started', dry_run: true, events_to_purge: 7 });
     expect(dry.data.data.purge_id).toMatch(/^prg_/);
     await until(async () => (await status(dry.data.data.purge_id)).status === 'completed', 'the dry run');
-    expect(await status(dry.data.data.purge_id)).toMatchObject({ dry_run: true, events_purged: 0, events_to_purge: 7 });
+    expect(await status(dry.data.data.purge_id)).toMatchObject({
+      dry_run: true,
+      events_purged: 0,
+      events_to_purge: 7,
+    });
     expect(await count('events', old)).toBe(7);
 
     expect(
-      (await purge({ criteria: { older_than_days: 30, event_types: ['keep.*'] }, dry_run: true })).data.data.events_to_purge,
+      (await purge({ criteria: { older_than_days: 30, event_types: ['keep.*'] }, dry_run: true })).data.data
+        .events_to_purge,
     ).toBe(0);
 
-    const real = await purge({ criteria: { older_than_days: 30, event_types: ['old.*.*'], status: ['processed'] }, batch_size: 3 });
+    const real = await purge({
+      criteria: { older_than_days: 30, event_types: ['old.*.*'], status: ['processed'] },
+      batch_size: 3,
+    });
     expect(real.data.data).toMatchObject({ dry_run: false, events_to_purge: 7 });
     const id = real.data.data.purge_id;
     await until(async () => (await status(id)).status === 'completed', 'the purge');
@@ -72,7 +88,11 @@ describe('event purge', { timeout: 30_000 }, () => {
     const gone = await t.request('GET', `/api/v1/events/${old[0]}`, { token: admin });
     expect(gone.statusCode).toBe(404);
     const task = await t.request('GET', `/api/v1/tasks/${id}`, { token: admin });
-    expect(task.data.data).toMatchObject({ type: 'event_purge', status: 'completed', result: { events_purged: 7 } });
+    expect(task.data.data).toMatchObject({
+      type: 'event_purge',
+      status: 'completed',
+      result: { events_purged: 7 },
+    });
   });
 
   it('with older_than_days 0 takes every event emitted before the request, none after', async () => {
@@ -87,9 +107,14 @@ describe('event purge', { timeout: 30_000 }, () => {
   it('validates its input and is for admins only', async () => {
     expect((await purge({ criteria: {}, batch_size: 10_001 })).statusCode).toBe(422);
     expect((await purge({})).statusCode).toBe(422);
-    expect((await purge({ criteria: { event_types: ['no good'] } })).data.error.code).toBe('INVALID_EVENT_TYPE');
+    expect((await purge({ criteria: { event_types: ['no good'] } })).data.error.code).toBe(
+      'INVALID_EVENT_TYPE',
+    );
     const user = await t.createUser('purger', ['user']);
-    const denied = await t.request('POST', '/api/v1/events/purge', { token: user.access, body: { criteria: {} } });
+    const denied = await t.request('POST', '/api/v1/events/purge', {
+      token: user.access,
+      body: { criteria: {} },
+    });
     expect(denied.data.error.code).toBe('ADMIN_REQUIRED');
     expect((await t.request('GET', '/api/v1/events/purge/prg_nope', { token: admin })).statusCode).toBe(404);
   });
@@ -111,11 +136,14 @@ describe('event retention', { timeout: 30_000 }, () => {
         .where('event_id', '=', old)
         .execute();
       const exists = async (id: string) =>
-        (await db.selectFrom('events').select('event_id').where('event_id', '=', id).executeTakeFirst()) !== undefined;
+        (await db.selectFrom('events').select('event_id').where('event_id', '=', id).executeTakeFirst()) !==
+        undefined;
       await until(async () => !(await exists(old)), 'the retention purge', 8000);
       expect(await exists(fresh)).toBe(true);
       const runs = await t.request('GET', '/api/v1/tasks?type=event_purge', { token: admin });
-      const scheduled = runs.data.data.tasks.find((task: { details: { scheduled?: boolean } }) => task.details.scheduled);
+      const scheduled = runs.data.data.tasks.find(
+        (task: { details: { scheduled?: boolean } }) => task.details.scheduled,
+      );
       expect(scheduled?.details.criteria).toEqual({ older_than_days: 30 });
     } finally {
       await t.close();

@@ -42,7 +42,13 @@ export class Receiver {
         } catch {
           json = undefined;
         }
-        const received: Received = { path: req.url ?? '/', headers: req.headers, body, json, at: performance.now() };
+        const received: Received = {
+          path: req.url ?? '/',
+          headers: req.headers,
+          body,
+          json,
+          at: performance.now(),
+        };
         this.requests.push(received);
         const reply = this.respond(received);
         if (reply.hang) {

@@ -28,7 +28,8 @@ describe('deliveries across stops, restarts and dead instances', { timeout: 40_0
       webhook_config: { url: `${receiver.url}/hook`, timeout_seconds: 30 },
     });
     const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push(await emit(first, admin, { event_type: 'restart.event', data: { i } }));
+    for (let i = 0; i < 6; i++)
+      ids.push(await emit(first, admin, { event_type: 'restart.event', data: { i } }));
     // The target holds the first deliveries open; the platform goes down while they hang.
     await until(() => receiver.requests.length >= 1, 'deliveries in flight');
     await first.platform.close();
@@ -92,7 +93,10 @@ describe('deliveries across stops, restarts and dead instances', { timeout: 40_0
         })
         .execute();
     }
-    await until(() => receiver.at('/orphan').some((r) => r.json.event_id === expired), 'the expired lease taken over');
+    await until(
+      () => receiver.at('/orphan').some((r) => r.json.event_id === expired),
+      'the expired lease taken over',
+    );
     expect(receiver.at('/orphan').some((r) => r.json.event_id === expiring)).toBe(false);
     await until(
       () => receiver.at('/orphan').some((r) => r.json.event_id === expiring),

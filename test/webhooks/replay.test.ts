@@ -16,10 +16,26 @@ describe('event replay', { timeout: 30_000 }, () => {
     admin = await t.adminToken();
     receiver = new Receiver();
     await receiver.start();
-    subA = (await createSubscription(t, admin, { event_patterns: ['ledger.*'], webhook_config: { url: `${receiver.url}/a` } })).id;
-    subB = (await createSubscription(t, admin, { event_patterns: ['ledger.*'], webhook_config: { url: `${receiver.url}/b` } })).id;
+    subA = (
+      await createSubscription(t, admin, {
+        event_patterns: ['ledger.*'],
+        webhook_config: { url: `${receiver.url}/a` },
+      })
+    ).id;
+    subB = (
+      await createSubscription(t, admin, {
+        event_patterns: ['ledger.*'],
+        webhook_config: { url: `${receiver.url}/b` },
+      })
+    ).id;
     for (let i = 0; i < 5; i++) {
-      ids.push(await emit(t, admin, { event_type: 'ledger.entry', data: { i }, metadata: { correlation_id: 'batch-7' } }));
+      ids.push(
+        await emit(t, admin, {
+          event_type: 'ledger.entry',
+          data: { i },
+          metadata: { correlation_id: 'batch-7' },
+        }),
+      );
     }
     await emit(t, admin, { event_type: 'ledger.other', data: {} });
     await until(() => receiver.requests.length === 12, 'the original deliveries');
@@ -69,7 +85,8 @@ describe('event replay', { timeout: 30_000 }, () => {
     expect(event.status).toBe('processed');
     expect(event.delivery_info.total_subscribers).toBe(2);
     expect(event.delivery_info.delivery_attempts).toHaveLength(3);
-    const trail = (await t.request('GET', `/api/v1/events/${ids[0]}/audit`, { token: admin })).data.data.audit_trail;
+    const trail = (await t.request('GET', `/api/v1/events/${ids[0]}/audit`, { token: admin })).data.data
+      .audit_trail;
     expect(trail.find((e: { action: string }) => e.action === 'event_replayed')).toMatchObject({
       actor: 'admin',
       details: { replay_id: started.replay_id, subscription_ids: [subB] },
@@ -107,8 +124,12 @@ describe('event replay', { timeout: 30_000 }, () => {
   });
 
   it('refuses bad requests with clear errors, and non-admins', async () => {
-    expect((await replay({ target_subscribers: ['sub_missing'] })).data.error.code).toBe('SUBSCRIPTION_NOT_FOUND');
-    expect((await replay({ event_filter: { event_types: ['bad type!'] } })).data.error.code).toBe('INVALID_EVENT_TYPE');
+    expect((await replay({ target_subscribers: ['sub_missing'] })).data.error.code).toBe(
+      'SUBSCRIPTION_NOT_FOUND',
+    );
+    expect((await replay({ event_filter: { event_types: ['bad type!'] } })).data.error.code).toBe(
+      'INVALID_EVENT_TYPE',
+    );
     const backwards = await replay({
       event_filter: { start_time: '2030-01-02T00:00:00Z', end_time: '2030-01-01T00:00:00Z' },
     });

@@ -37,7 +37,8 @@ describe('webhook retries, timeouts and subscription health', { timeout: 30_000 
 
   it('retries a failing target with exponentially growing delays, re-signing every attempt', async () => {
     const secret = 'retry-secret-123456';
-    receiver.respond = (req) => (req.path === '/flaky' && receiver.at('/flaky').length <= 3 ? { status: 500 } : {});
+    receiver.respond = (req) =>
+      req.path === '/flaky' && receiver.at('/flaky').length <= 3 ? { status: 500 } : {};
     const sub = await createSubscription(t, admin, {
       event_patterns: ['flaky.*'],
       webhook_config: {
@@ -53,13 +54,11 @@ describe('webhook retries, timeouts and subscription health', { timeout: 30_000 
     expect(new Set(reqs.map((r) => r.headers['x-platform-delivery-id'])).size).toBe(1);
     const wh = new Webhook(`whsec_${Buffer.from(secret).toString('base64')}`);
     for (const r of reqs) expect(() => wh.verify(r.body, r.headers as Record<string, string>)).not.toThrow();
-    // 2 s × 2^(n−1) × 0.05 = 100, 200, 400 ms, each ±20 %.
+    // 2 s × 2^(n−1) × 0.05 = 100, 200, 400 ms, each −20 % at the least (a loaded host only adds to them).
     const gaps = reqs.slice(1).map((r, i) => r.at - reqs[i]!.at);
     expect(gaps[0]).toBeGreaterThanOrEqual(75);
     expect(gaps[1]).toBeGreaterThanOrEqual(155);
     expect(gaps[2]).toBeGreaterThanOrEqual(315);
-    expect(gaps[1]!).toBeGreaterThan(gaps[0]!);
-    expect(gaps[2]!).toBeGreaterThan(gaps[1]!);
 
     await until(async () => (await getEvent(t, admin, id)).status === 'processed', 'processed');
     const event = await getEvent(t, admin, id);
@@ -69,7 +68,10 @@ describe('webhook retries, timeouts and subscription health', { timeout: 30_000 
       'failed',
       'delivered',
     ]);
-    expect(event.delivery_info.delivery_attempts[0]).toMatchObject({ response_status: 500, error: 'HTTP 500' });
+    expect(event.delivery_info.delivery_attempts[0]).toMatchObject({
+      response_status: 500,
+      error: 'HTTP 500',
+    });
     expect(await actions(id)).toEqual([
       'event_emitted',
       'delivery_retried',
@@ -95,7 +97,8 @@ describe('webhook retries, timeouts and subscription health', { timeout: 30_000 
     const event = await getEvent(t, admin, id);
     expect(event.delivery_info).toMatchObject({ successful_deliveries: 0, failed_deliveries: 1 });
     expect(event.delivery_info.delivery_attempts.at(-1).error).toMatch(/^WEBHOOK_DELIVERY_FAILED: HTTP 503/);
-    const trail = (await t.request('GET', `/api/v1/events/${id}/audit`, { token: admin })).data.data.audit_trail;
+    const trail = (await t.request('GET', `/api/v1/events/${id}/audit`, { token: admin })).data.data
+      .audit_trail;
     expect(trail.at(-1)).toMatchObject({
       action: 'delivery_failed',
       actor: 'webhook_dispatcher',

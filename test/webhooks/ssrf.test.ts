@@ -11,7 +11,10 @@ describe('webhook targets on private addresses', { timeout: 30_000 }, () => {
   let receiver: Receiver;
 
   beforeAll(async () => {
-    t = await startPlatform({ ...FAST_WEBHOOKS, webhooks: { ...FAST_WEBHOOKS.webhooks, allow_private_targets: false } });
+    t = await startPlatform({
+      ...FAST_WEBHOOKS,
+      webhooks: { ...FAST_WEBHOOKS.webhooks, allow_private_targets: false },
+    });
     admin = await t.adminToken();
     receiver = new Receiver();
     await receiver.start();

@@ -37,7 +37,11 @@ export async function getSubscription(t: TestPlatform, token: string, id: string
 }
 
 /** Waits until `check` holds, failing the test with `what` when it never does. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  ms = 10_000,
+): Promise<void> {
   const held = await eventually(async () => check(), ms);
   expect(held, `timed out waiting for ${what}`).toBe(true);
 }

@@ -11,10 +11,15 @@ const RELEASE_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
+const unavailable = () => Object.assign(new Error('Redis is not connected'), { code: 'ECONNREFUSED' });
+
 export function createRedisSharedState(url: string, prefix: string): SharedState {
   const options = { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false };
   const command = new Redis(url, options) as unknown as RedisLike;
-  const subscriber = new Redis(url, options) as unknown as RedisLike;
+  // Channels are (re)subscribed from `handlers` each time the connection is ready, never before: a SUBSCRIBE
+  // sent while ioredis still connects puts the connection in subscriber mode ahead of its ready check (INFO),
+  // which then fails and drops the subscription; and one sent while Redis is down is never retried.
+  const subscriber = new Redis(url, { ...options, autoResubscribe: false }) as unknown as RedisLike;
   // A lost connection is retried by ioredis; commands fail meanwhile and the callers report it.
   command.on('error', () => {});
   subscriber.on('error', () => {});
@@ -31,10 +36,22 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
     for (const h of set) h(parsed);
   });
   const key = (k: string) => prefix + k;
-  const pending = new Map<string, Promise<unknown>>();
+  const pending = new Set<Promise<unknown>>();
+  const subscribeNow = (channels: string[]) => {
+    if (channels.length === 0 || subscriber.status !== 'ready') return;
+    // A failure (the connection dropped meanwhile) is retried by the next 'ready'.
+    const p = subscriber
+      .subscribe(...channels)
+      .catch(() => {})
+      .finally(() => pending.delete(p));
+    pending.add(p);
+  };
+  subscriber.on('ready', () => subscribeNow([...handlers.keys()]));
   return {
     kind: 'redis',
     async hit(name, windowSeconds) {
+      // Every request counts a hit: while Redis is away, fail at once instead of queueing for its return.
+      if (command.status !== 'ready') throw unavailable();
       const windowMs = windowSeconds * 1000;
       const resetAt = Math.floor(Date.now() / windowMs) * windowMs + windowMs;
       const count = Number(await command.eval(HIT_SCRIPT, 1, key(`rl:${name}:${resetAt}`), resetAt));
@@ -49,25 +66,29 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
       if (!set) {
         set = new Set();
         handlers.set(full, set);
-        pending.set(
-          full,
-          subscriber
-            .subscribe(full)
-            .catch(() => {})
-            .finally(() => pending.delete(full)),
-        );
+        subscribeNow([full]);
       }
       set.add(handler);
       return () => {
         set.delete(handler);
         if (set.size === 0) {
           handlers.delete(full);
-          subscriber.unsubscribe(full).catch(() => {});
+          if (subscriber.status === 'ready') subscriber.unsubscribe(full).catch(() => {});
         }
       };
     },
     async whenSubscribed() {
-      await Promise.all([...pending.values()]);
+      if (subscriber.status !== 'ready') {
+        // Bounded: if Redis is slow to answer at start, the 'ready' handler subscribes once it does.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 10_000);
+          subscriber.once('ready', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      await Promise.all([...pending]);
     },
     async tryLock(name, ttlMs) {
       const token = randomUUID();

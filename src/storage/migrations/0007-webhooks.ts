@@ -6,11 +6,30 @@ import type { Kysely } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('event_outbox').addColumn('replay_id', 'text').execute();
-  await db.schema.createIndex('event_outbox_replay').on('event_outbox').columns(['replay_id', 'status']).execute();
+  await db.schema
+    .createIndex('event_outbox_replay')
+    .on('event_outbox')
+    .columns(['replay_id', 'status'])
+    .execute();
   await db.schema.alterTable('delivery_attempts').addColumn('batch_id', 'text').execute();
+  // Claims read pending rows in priority order: with this index they stop after the rows they take instead of
+  // sorting the whole backlog. It replaces (status, next_attempt_at, …), which planners preferred for its range
+  // and then sorted every due row on each claim.
+  await db.schema.dropIndex('event_outbox_due').ifExists().execute();
+  await db.schema
+    .createIndex('event_outbox_claim')
+    .on('event_outbox')
+    .columns(['status', 'priority desc', 'sequence'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropIndex('event_outbox_claim').ifExists().execute();
+  await db.schema
+    .createIndex('event_outbox_due')
+    .on('event_outbox')
+    .columns(['status', 'next_attempt_at', 'priority', 'sequence'])
+    .execute();
   await db.schema.dropIndex('event_outbox_replay').ifExists().execute();
   await db.schema.alterTable('delivery_attempts').dropColumn('batch_id').execute();
   await db.schema.alterTable('event_outbox').dropColumn('replay_id').execute();

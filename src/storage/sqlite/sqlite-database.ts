@@ -3,6 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Database } from '../database.js';
 import type { Tables } from '../tables.js';
+import { withStatementCache } from './statement-cache.js';
 
 export function createSqliteDatabase(file: string): Database {
   const sqlite = new BetterSqlite3(file);
@@ -11,7 +12,7 @@ export function createSqliteDatabase(file: string): Database {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   let closed = false;
   return {
     db,

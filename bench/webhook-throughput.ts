@@ -1,0 +1,185 @@
+/**
+ * Webhook delivery throughput: the platform (`platform serve` on SQLite, its own process) delivers to a local
+ * keep-alive receiver (its own process) for 10 subscriptions while events are emitted through the HTTP API;
+ * then, in the same run, a bare undici loop POSTs the same signed bodies to the same receiver with the same
+ * concurrency (10 subscriptions × `webhooks.max_concurrency_per_subscription`). Prints deliveries/s of both,
+ * their ratio, and emit-to-delivery latency (from before the emit request to the receiver) under that load.
+ *
+ *   npm run bench:webhooks                    # 6 s of emission (at most 15), bounded to about 30 s in all
+ *   npm run bench:webhooks -- --duration 4 --json
+ */
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
+import { spawnJsonChild } from './json-child.js';
+import { ADMIN_PASSWORD, platformRuntime, startPlatformProcess } from './platform-process.js';
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '6' },
+    subscriptions: { type: 'string', default: '10' },
+    emitters: { type: 'string', default: '16' },
+    json: { type: 'boolean', default: false },
+  },
+});
+const duration = Math.min(Number(values.duration), 15);
+const subscriptions = Number(values.subscriptions);
+const emitters = Number(values.emitters);
+// The platform's default per-subscription concurrency; the bare loop gets the same total.
+const PER_SUBSCRIPTION = 4;
+const concurrency = subscriptions * PER_SUBSCRIPTION;
+const DRAIN_MS = 10_000;
+
+interface Stats {
+  count: number;
+  first: number;
+  last: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  sample?: { headers: Record<string, string>; body: string };
+}
+
+const log = (line: string) => {
+  if (!values.json) process.stdout.write(`${line}\n`);
+};
+
+const receiver = await spawnJsonChild<{ url: string }>('webhook-receiver.ts', []);
+const runtime = platformRuntime();
+const platform = await startPlatformProcess({
+  runtime,
+  env: {
+    PLATFORM__WEBHOOKS__ALLOW_PRIVATE_TARGETS: 'true',
+    PLATFORM__WEBHOOKS__MAX_CONCURRENCY_PER_SUBSCRIPTION: String(PER_SUBSCRIPTION),
+  },
+});
+const receiverUrl = receiver.first.url;
+const stats = async (): Promise<Stats> => (await (await fetch(`${receiverUrl}/stats`)).json()) as Stats;
+
+try {
+  log(`platform: ${runtime.label}; receiver ${receiverUrl}`);
+  const login = await fetch(`${platform.url}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }),
+  });
+  const token = ((await login.json()) as { data: { access_token: string } }).data.access_token;
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  for (let i = 0; i < subscriptions; i++) {
+    const res = await fetch(`${platform.url}/api/v1/events/subscriptions`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({
+        name: `bench ${i}`,
+        event_patterns: ['bench.delivery.*'],
+        webhook_config: { url: `${receiverUrl}/hook/${i}`, secret: 'bench-webhook-secret' },
+      }),
+    });
+    if (res.status !== 201) throw new Error(`subscription ${i}: ${res.status} ${await res.text()}`);
+  }
+
+  // --- the platform: emit for `duration` seconds, then wait for every delivery ---
+  const api = new Pool(platform.url, { connections: emitters });
+  let emitted = 0;
+  let emitErrors = 0;
+  const emitEnd = performance.now() + duration * 1000;
+  const emitStart = performance.now();
+  await Promise.all(
+    Array.from({ length: emitters }, async () => {
+      while (performance.now() < emitEnd) {
+        const res = await api.request({
+          path: '/api/v1/events',
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({
+            event_type: 'bench.delivery.created',
+            source: 'bench',
+            data: { sent_at: Date.now(), order_id: emitted, customer: 'c-42', total: 99.5 },
+          }),
+        });
+        await res.body.dump();
+        if (res.statusCode === 201) emitted += 1;
+        else emitErrors += 1;
+      }
+    }),
+  );
+  const emitSeconds = (performance.now() - emitStart) / 1000;
+  await api.close();
+  const expected = emitted * subscriptions;
+  const drainEnd = performance.now() + DRAIN_MS;
+  let platformStats = await stats();
+  while (platformStats.count < expected && performance.now() < drainEnd) {
+    await new Promise((r) => setTimeout(r, 100));
+    platformStats = await stats();
+  }
+  const platformSeconds = Math.max(0.001, (platformStats.last - platformStats.first) / 1000);
+  const platformRate = platformStats.count / platformSeconds;
+  log(
+    `platform: ${emitted} events emitted in ${emitSeconds.toFixed(1)} s (${emitErrors} refused), ` +
+      `${platformStats.count}/${expected} deliveries in ${platformSeconds.toFixed(2)} s`,
+  );
+
+  // --- the bare loop: the same signed body, the same receiver, the same concurrency ---
+  const sample = platformStats.sample;
+  if (!sample) throw new Error('no delivery reached the receiver');
+  await fetch(`${receiverUrl}/reset`, { method: 'POST' });
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(sample.headers)) {
+    if (!['host', 'connection', 'content-length', 'transfer-encoding'].includes(k)) headers[k] = v;
+  }
+  const target = new Pool(receiverUrl, { connections: concurrency });
+  const bareTotal = Math.max(1000, Math.min(platformStats.count, 60_000));
+  let sent = 0;
+  const bareStart = performance.now();
+  const bareEnd = bareStart + 10_000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (sent < bareTotal && performance.now() < bareEnd) {
+        sent += 1;
+        const res = await target.request({ path: '/hook/0', method: 'POST', headers, body: sample.body });
+        await res.body.dump();
+      }
+    }),
+  );
+  const bareSeconds = (performance.now() - bareStart) / 1000;
+  await target.close();
+  const bareRate = sent / bareSeconds;
+
+  const result = {
+    subscriptions,
+    concurrency,
+    emit_seconds: Math.round(emitSeconds * 100) / 100,
+    events_emitted: emitted,
+    deliveries: platformStats.count,
+    deliveries_expected: expected,
+    deliveries_per_s: Math.round(platformRate),
+    bare_per_s: Math.round(bareRate),
+    ratio: Math.round((platformRate / bareRate) * 1000) / 1000,
+    latency_p50_ms: platformStats.p50_ms,
+    latency_p99_ms: platformStats.p99_ms,
+    latency_max_ms: platformStats.max_ms,
+    body_bytes: Buffer.byteLength(sample.body),
+    runtime: runtime.label,
+  };
+  if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else {
+    log('');
+    log('| case | deliveries/s | of bare | emit→delivery p50 ms | p99 ms | max ms |');
+    log('|---|---:|---:|---:|---:|---:|');
+    log(`| bare undici loop (${concurrency} connections) | ${result.bare_per_s} | 100 % | – | – | – |`);
+    log(
+      `| platform, ${subscriptions} subscriptions (sqlite) | ${result.deliveries_per_s} | ` +
+        `${Math.round(result.ratio * 100)} % | ${result.latency_p50_ms} | ${result.latency_p99_ms} | ${result.latency_max_ms} |`,
+    );
+    log('');
+    log(
+      `targets: ≥ 60 % of bare (${result.ratio >= 0.6 ? 'met' : 'not met'}), ≥ 3000 deliveries/s (${
+        result.deliveries_per_s >= 3000 ? 'met' : 'not met'
+      }); every delivery made: ${result.deliveries === expected ? 'yes' : 'no'}`,
+    );
+  }
+} finally {
+  await platform.stop();
+  receiver.child.kill('SIGTERM');
+  await receiver.exited;
+}
