@@ -56,7 +56,8 @@ export class AccessTokens {
         jti: typeof payload.jti === 'string' ? payload.jti : '',
       };
       if (typeof payload.exp === 'number') {
-        if (this.verified.size >= MAX_CACHED) this.verified.delete(this.verified.keys().next().value as string);
+        if (this.verified.size >= MAX_CACHED)
+          this.verified.delete(this.verified.keys().next().value as string);
         this.verified.set(token, { claims, expiresAt: payload.exp * 1000 });
       }
       return claims;

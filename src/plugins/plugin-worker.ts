@@ -119,3 +119,5 @@ port.on('message', (message: ToWorker) => {
     }
   }
 });
+
+post({ t: 'booted' });

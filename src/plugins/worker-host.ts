@@ -18,6 +18,8 @@ function spawn(start: WorkerStart, memoryMb: number): Worker {
   return new Worker(boot, { eval: true, workerData: start, resourceLimits });
 }
 
+const BOOT_TIMEOUT_MS = 60_000;
+
 /**
  * Runs a plugin in a worker thread with a heap limit (`plugins.worker_memory_mb`), behind the same ctx
  * interface as inline plugins, by message passing. Every call into the plugin (setup, a route, an event, a
@@ -31,6 +33,7 @@ export class WorkerHost implements PluginHost {
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private stopping = false;
   private lastMemoryMb: number | null = null;
+  private booted: (() => void) | undefined;
 
   constructor(
     private readonly options: {
@@ -52,6 +55,21 @@ export class WorkerHost implements PluginHost {
     worker.on('message', (m: FromWorker) => this.receive(m));
     worker.on('error', (err: Error) => this.crashed(this.describe(err)));
     worker.on('exit', (code) => this.crashed(`the worker exited with code ${code}`));
+    // Starting a thread is the platform's time, not the plugin's: only what follows has the call timeout.
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.kill(`the plugin's worker did not start within ${BOOT_TIMEOUT_MS} ms`);
+        reject(new Error(`the plugin's worker did not start within ${BOOT_TIMEOUT_MS} ms`));
+      }, BOOT_TIMEOUT_MS);
+      this.booted = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      worker.once('exit', () => {
+        clearTimeout(timer);
+        reject(new Error('the plugin worker stopped while starting'));
+      });
+    });
     await this.send('setup', (id) => ({ t: 'setup', id }));
   }
 
@@ -123,6 +141,10 @@ export class WorkerHost implements PluginHost {
   private receive(m: FromWorker): void {
     const side = this.options.side;
     switch (m.t) {
+      case 'booted':
+        this.booted?.();
+        this.booted = undefined;
+        return;
       case 'result': {
         const w = this.waiting.get(m.id);
         this.waiting.delete(m.id);

@@ -18,6 +18,8 @@ export type ToWorker =
 
 /** Messages from a plugin's worker to the platform. */
 export type FromWorker =
+  /** The entry module is loaded: from here on, calls into the plugin are timed. */
+  | { t: 'booted' }
   | { t: 'result'; id: number; ok: true; value: unknown }
   | { t: 'result'; id: number; ok: false; error: WireError }
   | { t: 'call'; id: number; op: CapabilityOp; args: unknown[] }

@@ -1,7 +1,9 @@
 import { type Insertable, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DeliveryAttemptsTable, EventAuditTable } from '../events/event-tables.js';
 import { newId, nowIso } from '../kernel/new-id.js';
+import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
+import { idIn } from './id-list.js';
 import type { ClaimedDelivery, OutboxStore } from './outbox-store.js';
 
 /**
@@ -61,6 +63,7 @@ export class DeliveryRecorder {
   constructor(
     private readonly deps: {
       db: Kysely<Tables>;
+      dialect: Dialect;
       outbox: OutboxStore;
       errorThreshold: () => number;
       /** Subscriptions this write moved to `error` (the emit path must stop queueing for them). */
@@ -133,23 +136,25 @@ export class DeliveryRecorder {
     let errored: string[] = [];
     let live: DeliveryResult[] = [];
     await this.deps.db.transaction().execute(async (trx) => {
+      const { dialect } = this.deps;
       const present = await presentEvents(
         trx,
+        dialect,
         batch.map((r) => r.delivery.event_id),
       );
       live = batch.filter((r) => present.has(r.delivery.event_id));
-      await insertChunks(trx, 'delivery_attempts', live.filter(isAttempt).map(attemptRow));
-      await insertChunks(trx, 'event_audit', live.map(auditRow));
-      await updateOutbox(trx, live, now);
-      errored = await updateSubscriptions(trx, live, now, this.deps.errorThreshold());
+      await insertRows(trx, dialect, 'delivery_attempts', live.filter(isAttempt).map(attemptRow));
+      await insertRows(trx, dialect, 'event_audit', live.map(auditRow));
+      await updateOutbox(trx, dialect, live, now);
+      errored = await updateSubscriptions(trx, dialect, live, now, this.deps.errorThreshold());
+      // SQLite has one writer, so the final statuses can go in the same commit; PostgreSQL sets them after it
+      // (see OutboxStore.finalizeEvents).
+      if (this.deps.dialect === 'sqlite') await this.deps.outbox.finalizeEvents(settledEventsOf(live), trx);
     });
     this.written += batch.length;
     // First, so that the emit path stops queueing for them as soon as possible.
     if (errored.length > 0) await this.deps.onSubscriptionError(errored);
-    const settledEvents = live
-      .filter((r) => r.outcome !== 'retry' && r.delivery.replay_id === null)
-      .map((r) => r.delivery.event_id);
-    if (settledEvents.length > 0) await this.deps.outbox.finalizeEvents(settledEvents);
+    if (this.deps.dialect === 'postgres') await this.deps.outbox.finalizeEvents(settledEventsOf(live));
     const settled: SettledDelivery[] = live
       .filter((r) => r.outcome !== 'retry')
       .map((r) => ({
@@ -165,6 +170,12 @@ export class DeliveryRecorder {
 }
 
 const isAttempt = (r: DeliveryResult) => r.outcome !== 'dropped';
+
+/** Events whose own (not replayed) deliveries may all have settled with these results. */
+const settledEventsOf = (results: DeliveryResult[]) =>
+  results
+    .filter((r) => r.outcome !== 'retry' && r.delivery.replay_id === null)
+    .map((r) => r.delivery.event_id);
 
 const finalError = (r: DeliveryResult) =>
   r.outcome === 'failed' ? `${FAILED_CODE}: ${r.error ?? 'delivery failed'}` : r.error;
@@ -217,25 +228,42 @@ function auditRow(r: DeliveryResult): Insertable<EventAuditTable> {
   };
 }
 
-async function presentEvents(trx: Transaction<Tables>, ids: string[]): Promise<Set<string>> {
+async function presentEvents(
+  trx: Transaction<Tables>,
+  dialect: Dialect,
+  ids: string[],
+): Promise<Set<string>> {
   const unique = [...new Set(ids)];
   const present = new Set<string>();
   for (let i = 0; i < unique.length; i += CHUNK) {
     const rows = await trx
       .selectFrom('events')
       .select('event_id')
-      .where('event_id', 'in', unique.slice(i, i + CHUNK))
+      .where(idIn(dialect, 'event_id', unique.slice(i, i + CHUNK)))
       .execute();
     for (const r of rows) present.add(r.event_id);
   }
   return present;
 }
 
-async function insertChunks(
+/**
+ * PostgreSQL: multi-row inserts (one round trip per chunk). SQLite: one row per statement, the same SQL text
+ * every time, so the prepared statement is reused; in one transaction that is the cheaper way there.
+ */
+async function insertRows(
   trx: Transaction<Tables>,
+  dialect: Dialect,
   table: 'delivery_attempts' | 'event_audit',
   rows: Insertable<DeliveryAttemptsTable>[] | Insertable<EventAuditTable>[],
 ): Promise<void> {
+  if (dialect === 'sqlite') {
+    for (const row of rows)
+      await trx
+        .insertInto(table)
+        .values(row as never)
+        .execute();
+    return;
+  }
   for (let i = 0; i < rows.length; i += CHUNK) {
     await trx
       .insertInto(table)
@@ -244,7 +272,12 @@ async function insertChunks(
   }
 }
 
-async function updateOutbox(trx: Transaction<Tables>, results: DeliveryResult[], now: string): Promise<void> {
+async function updateOutbox(
+  trx: Transaction<Tables>,
+  dialect: Dialect,
+  results: DeliveryResult[],
+  now: string,
+): Promise<void> {
   // Delivered and dropped rows share their new state: one statement per (outcome, attempt, owner).
   const groups = new Map<string, { r: DeliveryResult; ids: string[] }>();
   for (const r of results) {
@@ -266,7 +299,7 @@ async function updateOutbox(trx: Transaction<Tables>, results: DeliveryResult[],
           last_error: r.outcome === 'dropped' ? r.error : null,
           updated_at: now,
         })
-        .where('id', 'in', ids.slice(i, i + CHUNK))
+        .where(idIn(dialect, 'id', ids.slice(i, i + CHUNK)))
         .where('lease_owner', '=', r.owner)
         .execute();
     }
@@ -304,6 +337,7 @@ interface SubscriptionTally {
 /** Counters and status of the subscriptions concerned; answers those moved to `error`. */
 async function updateSubscriptions(
   trx: Transaction<Tables>,
+  dialect: Dialect,
   results: DeliveryResult[],
   now: string,
   threshold: number,
@@ -336,7 +370,7 @@ async function updateSubscriptions(
     }
     tallies.set(id, t);
   }
-  if (tallies.size > 0) await updateCounters(trx, tallies);
+  if (tallies.size > 0) await updateCounters(trx, dialect, tallies);
   const errored: string[] = [];
   for (const [id, t] of tallies) {
     if (t.trailingFailures === 0 && !t.gone) continue;
@@ -362,9 +396,29 @@ async function updateSubscriptions(
  */
 async function updateCounters(
   trx: Transaction<Tables>,
+  dialect: Dialect,
   tallies: Map<string, SubscriptionTally>,
 ): Promise<void> {
   const entries = [...tallies];
+  if (dialect === 'sqlite') {
+    // One writer, prepared statements reused: a statement per subscription is the cheaper way on SQLite.
+    for (const [id, t] of entries) {
+      await trx
+        .updateTable('subscriptions')
+        .set((eb) => ({
+          events_delivered: eb('events_delivered', '+', t.delivered),
+          events_failed: eb('events_failed', '+', t.failed),
+          consecutive_failures: t.hadSuccess
+            ? t.trailingFailures
+            : eb('consecutive_failures', '+', t.trailingFailures),
+          last_delivery: t.lastDelivery ?? eb.ref('last_delivery'),
+          last_error: t.lastError ?? eb.ref('last_error'),
+        }))
+        .where('id', '=', id)
+        .execute();
+    }
+    return;
+  }
   const int = (n: number) => sql`cast(${n} as integer)`;
   const text = (v: string) => sql`cast(${v} as text)`;
   const pick = <T>(

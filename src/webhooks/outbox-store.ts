@@ -1,7 +1,8 @@
-import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { EventCipher } from '../events/event-cipher.js';
 import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
+import { countFor, idIn, idNotIn } from './id-list.js';
 import type { DeliverableEvent } from './webhook-payload.js';
 
 /** An outbox row this instance holds a lease on. */
@@ -23,6 +24,8 @@ export interface ClaimFilter {
 }
 
 const CHUNK = 500;
+// Rows a claim ranks at most.
+const MAX_CANDIDATES = 400;
 const CLAIMED = [
   'id',
   'event_id',
@@ -58,13 +61,15 @@ export class OutboxStore {
     leaseUntil: string,
     now: string,
     limit: number,
-    room: { default: number; of: ReadonlyMap<string, number> },
+    /** Per subscription; `subscriptions`: how many may take part (for sizing the candidate set). */
+    room: { default: number; of: ReadonlyMap<string, number>; subscriptions: number },
     filter: ClaimFilter,
     subscriptionId?: string,
   ): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
+    const maxRoom = Math.max(room.default, ...room.of.values());
     const eligible = (eb: ExpressionBuilder<Tables, 'event_outbox'>) => {
-      const all =
+      const all: Expression<SqlBool>[] =
         kind === 'due'
           ? [eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now)]
           : [eb('status', '=', 'delivering'), eb('lease_until', '<', now)];
@@ -83,12 +88,12 @@ export class OutboxStore {
                   ? s('delivery_method', '=', 'webhook')
                   : s.or([
                       s('delivery_method', '=', 'webhook'),
-                      s('id', 'in', [...filter.pluginSubscriptions]),
+                      idIn(this.dialect, 'id', filter.pluginSubscriptions),
                     ]),
               ),
           ),
         );
-        if (filter.exclude.length > 0) all.push(eb('subscription_id', 'not in', [...filter.exclude]));
+        if (filter.exclude.length > 0) all.push(idNotIn(this.dialect, 'subscription_id', filter.exclude));
       }
       return eb.and(all);
     };
@@ -101,41 +106,47 @@ export class OutboxStore {
       .where(eligible)
       .orderBy('priority', 'desc')
       .orderBy('sequence', 'asc')
-      .limit(limit * 2);
+      // Enough for every subscription taking part to find its share when their rows interleave evenly.
+      .limit(Math.min(MAX_CANDIDATES, Math.max(limit * 2, room.subscriptions * maxRoom)));
     if (this.dialect === 'postgres') locked = locked.forUpdate().skipLocked();
-    const rows = await this.db
-      .with('locked', () => locked)
-      .with('ranked', (db) =>
-        db.selectFrom('locked').select((eb) => [
-          'locked.id',
-          'locked.subscription_id',
-          eb.fn
-            .agg<number>('row_number')
-            .over((ob) =>
-              ob
-                .partitionBy('locked.subscription_id')
-                .orderBy('locked.priority', 'desc')
-                .orderBy('locked.sequence', 'asc'),
-            )
-            .as('rn'),
-        ]),
-      )
-      .updateTable('event_outbox')
-      .set({ status: 'delivering', lease_owner: owner, lease_until: leaseUntil, updated_at: now })
-      .where('id', 'in', (eb) => {
-        // Typed integers, so PostgreSQL does not read the parameters as text.
-        const int = (n: number) => sql<number>`cast(${n} as integer)`;
-        const cases = [...room.of].map(([id, n]) => sql`when ${id} then ${int(n)}`);
-        const cap =
-          cases.length === 0
-            ? int(room.default)
-            : sql<number>`case ${sql.ref('ranked.subscription_id')} ${sql.join(cases, sql` `)} else ${int(room.default)} end`;
-        return eb.selectFrom('ranked').select('ranked.id').where('ranked.rn', '<=', cap).limit(limit);
-      })
-      .returning([...CLAIMED])
-      .execute();
-    for (const r of rows) r.sequence = Number(r.sequence);
-    return rows.sort((a, b) => b.priority - a.priority || a.sequence - b.sequence);
+    // One transaction with the `emitted` → `processing` move of their events: one commit per claim.
+    return this.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .with('locked', () => locked)
+        .with('ranked', (db) =>
+          db.selectFrom('locked').select((eb) => [
+            'locked.id',
+            'locked.subscription_id',
+            eb.fn
+              .agg<number>('row_number')
+              .over((ob) =>
+                ob
+                  .partitionBy('locked.subscription_id')
+                  .orderBy('locked.priority', 'desc')
+                  .orderBy('locked.sequence', 'asc'),
+              )
+              .as('rn'),
+          ]),
+        )
+        .updateTable('event_outbox')
+        .set({ status: 'delivering', lease_owner: owner, lease_until: leaseUntil, updated_at: now })
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('ranked')
+            .select('ranked.id')
+            .where('ranked.rn', '<=', countFor(this.dialect, 'ranked.subscription_id', room.of, room.default))
+            .limit(limit),
+        )
+        .returning([...CLAIMED])
+        .execute();
+      for (const r of rows) r.sequence = Number(r.sequence);
+      await markProcessing(
+        trx,
+        this.dialect,
+        rows.filter((r) => r.replay_id === null).map((r) => r.event_id),
+      );
+      return rows.sort((a, b) => b.priority - a.priority || a.sequence - b.sequence);
+    });
   }
 
   /** How much a batching subscription has waiting: due rows, the oldest due time, whether any is a retry. */
@@ -177,7 +188,7 @@ export class OutboxStore {
           next_attempt_at: now,
           updated_at: now,
         })
-        .where('id', 'in', ids.slice(i, i + CHUNK))
+        .where(idIn(this.dialect, 'id', ids.slice(i, i + CHUNK)))
         .where('lease_owner', '=', owner)
         .where('status', '=', 'delivering')
         .execute();
@@ -191,7 +202,7 @@ export class OutboxStore {
       const result = await this.db
         .updateTable('event_outbox')
         .set({ lease_until: leaseUntil })
-        .where('id', 'in', ids.slice(i, i + CHUNK))
+        .where(idIn(this.dialect, 'id', ids.slice(i, i + CHUNK)))
         .where('lease_owner', '=', owner)
         .where('status', '=', 'delivering')
         .executeTakeFirst();
@@ -219,7 +230,7 @@ export class OutboxStore {
           'correlation_id',
           'expires_at',
         ])
-        .where('event_id', 'in', unique.slice(i, i + CHUNK))
+        .where(idIn(this.dialect, 'event_id', unique.slice(i, i + CHUNK)))
         .execute();
       for (const r of rows) {
         out.set(r.event_id, {
@@ -238,28 +249,15 @@ export class OutboxStore {
     return out;
   }
 
-  /** `emitted` → `processing` for events whose deliveries started. */
-  async markProcessing(eventIds: readonly string[]): Promise<void> {
-    const unique = [...new Set(eventIds)];
-    for (let i = 0; i < unique.length; i += CHUNK) {
-      await this.db
-        .updateTable('events')
-        .set({ status: 'processing' })
-        .where('event_id', 'in', unique.slice(i, i + CHUNK))
-        .where('status', '=', 'emitted')
-        .execute();
-    }
-  }
-
   /**
    * `processing` → `processed` | `failed` for those of these events whose own deliveries (not replays) are
    * all settled. Run after the settling writes committed: with several instances, whichever commits last
    * sees every other's rows settled, so an event is never left `processing`.
    */
-  async finalizeEvents(eventIds: readonly string[]): Promise<void> {
+  async finalizeEvents(eventIds: readonly string[], executor: Kysely<Tables> = this.db): Promise<void> {
     const unique = [...new Set(eventIds)];
     for (let i = 0; i < unique.length; i += CHUNK) {
-      await this.db
+      await executor
         .updateTable('events')
         .set((eb) => ({
           status: eb
@@ -278,7 +276,7 @@ export class OutboxStore {
             .else('processed')
             .end(),
         }))
-        .where('event_id', 'in', unique.slice(i, i + CHUNK))
+        .where(idIn(this.dialect, 'event_id', unique.slice(i, i + CHUNK)))
         .where('status', 'in', ['emitted', 'processing'])
         .where((eb) =>
           eb.not(
@@ -322,5 +320,22 @@ export class OutboxStore {
       .where('status', '=', 'pending')
       .execute();
     return [...new Set(rows.map((r) => r.event_id))];
+  }
+}
+
+/** `emitted` → `processing` for events whose deliveries started. */
+async function markProcessing(
+  trx: Kysely<Tables>,
+  dialect: Dialect,
+  eventIds: readonly string[],
+): Promise<void> {
+  const unique = [...new Set(eventIds)];
+  for (let i = 0; i < unique.length; i += CHUNK) {
+    await trx
+      .updateTable('events')
+      .set({ status: 'processing' })
+      .where(idIn(dialect, 'event_id', unique.slice(i, i + CHUNK)))
+      .where('status', '=', 'emitted')
+      .execute();
   }
 }

@@ -115,6 +115,7 @@ export class WebhookDispatcher implements PlatformService {
     this.subscriptions = new DispatchSubscriptions(deps.db, deps.cipher);
     this.recorder = new DeliveryRecorder({
       db: deps.db,
+      dialect: deps.dialect,
       outbox: this.outbox,
       errorThreshold: () => deps.cfg().events.subscription_error_threshold,
       onSubscriptionError: async (ids) => {
@@ -298,8 +299,9 @@ export class WebhookDispatcher implements PlatformService {
     this.backlog = full.length > 0 || room <= 0;
     // What the lanes can take: their free room, and a full lane for every subscription without one yet.
     const idle = Math.max(0, this.subscriptions.size - batching.length - laned);
-    const capacity = [...roomOf.values()].reduce((a, b) => a + b, 0) + idle * depth;
-    if (room > 0 && capacity > 0) {
+    // (At least one lane's worth, for subscriptions created since the list was last read.)
+    const capacity = Math.max(depth, [...roomOf.values()].reduce((a, b) => a + b, 0) + idle * depth);
+    if (room > 0) {
       const limit = Math.min(room, CLAIM_LIMIT, capacity);
       const started = performance.now();
       const claimed = await this.outbox.claim(
@@ -308,7 +310,7 @@ export class WebhookDispatcher implements PlatformService {
         this.leaseUntil(),
         nowIso(),
         limit,
-        { default: depth, of: roomOf },
+        { default: depth, of: roomOf, subscriptions: roomOf.size + idle },
         { exclude: [...full, ...batching], pluginSubscriptions: this.deps.consumers.ids() },
       );
       this.lastClaimMs = performance.now() - started;
@@ -332,7 +334,7 @@ export class WebhookDispatcher implements PlatformService {
         this.leaseUntil(),
         nowIso(),
         Math.min(w.max_in_flight - this.held.size, CLAIM_LIMIT),
-        { default: depth, of: roomOf },
+        { default: depth, of: roomOf, subscriptions: roomOf.size + idle },
         { exclude: full, pluginSubscriptions: this.deps.consumers.ids() },
       );
       this.counts.claimed += taken.length;
@@ -407,11 +409,6 @@ export class WebhookDispatcher implements PlatformService {
       }
       ready.push({ ...c, event });
     }
-    const own = ready.filter((i) => i.replay_id === null).map((i) => i.event_id);
-    if (own.length > 0) {
-      // A lost race here only delays the status; the settling write sets the final one regardless.
-      await this.outbox.markProcessing(own).catch((err: unknown) => this.fail(err));
-    }
     return ready;
   }
 
@@ -440,7 +437,7 @@ export class WebhookDispatcher implements PlatformService {
         this.leaseUntil(),
         nowIso(),
         Math.min(batch.maxSize, room),
-        { default: batch.maxSize, of: new Map() },
+        { default: batch.maxSize, of: new Map(), subscriptions: 1 },
         { exclude: [], pluginSubscriptions: [] },
         sub.id,
       );

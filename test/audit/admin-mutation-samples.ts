@@ -52,6 +52,23 @@ async function openAlert(t: TestPlatform, admin: string): Promise<string> {
   }
 }
 
+/** The bundled `scheduler` plugin, installed (and enabled or not) before a plugin sample call. */
+async function bundledPlugin(
+  t: TestPlatform,
+  admin: string,
+  state: 'absent' | 'disabled' | 'enabled',
+): Promise<void> {
+  const current = await t.request('GET', '/api/v1/admin/plugins/scheduler', { token: admin });
+  if (current.statusCode === 200)
+    await t.request('DELETE', '/api/v1/admin/plugins/scheduler', { token: admin });
+  if (state === 'absent') return;
+  const res = await t.request('POST', '/api/v1/admin/plugins/install', {
+    token: admin,
+    body: { plugin_name: 'scheduler', enabled: state === 'enabled' },
+  });
+  if (res.statusCode !== 201) throw new Error(`could not install a plugin for the walk: ${res.body}`);
+}
+
 /**
  * A valid call for every admin mutation route (`METHOD /openapi/path`). A module that adds an admin mutation
  * route adds its sample here, so the audit walk covers it.
@@ -125,6 +142,26 @@ export const SAMPLES: Record<string, Sample> = {
       include_logs: false,
     },
   }),
+  'POST /api/v1/admin/plugins/install': async (t, admin) => {
+    await bundledPlugin(t, admin, 'absent');
+    return { url: '/api/v1/admin/plugins/install', body: { plugin_name: 'scheduler', enabled: false } };
+  },
+  'POST /api/v1/admin/plugins/{plugin_id}/enable': async (t, admin) => {
+    await bundledPlugin(t, admin, 'disabled');
+    return { url: '/api/v1/admin/plugins/scheduler/enable' };
+  },
+  'POST /api/v1/admin/plugins/{plugin_id}/disable': async (t, admin) => {
+    await bundledPlugin(t, admin, 'enabled');
+    return { url: '/api/v1/admin/plugins/scheduler/disable' };
+  },
+  'POST /api/v1/admin/plugins/{plugin_id}/update': async (t, admin) => {
+    await bundledPlugin(t, admin, 'enabled');
+    return { url: '/api/v1/admin/plugins/scheduler/update', body: { version: '1.0.0' } };
+  },
+  'DELETE /api/v1/admin/plugins/{plugin_id}': async (t, admin) => {
+    await bundledPlugin(t, admin, 'disabled');
+    return { url: '/api/v1/admin/plugins/scheduler' };
+  },
   'POST /api/v1/admin/system/restart': async () => ({
     url: '/api/v1/admin/system/restart',
     body: { reason: 'audit walk', delay_seconds: 0, notify_users: false },

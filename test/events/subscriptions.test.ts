@@ -96,7 +96,9 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
     expect(matching.subscriber_count).toBe(2);
     const rows = await outboxFor(matching.event_id);
     expect(rows.map((r) => r.subscription_id).sort()).toEqual([a.subscription_id, b.subscription_id].sort());
-    expect(rows[0]).toMatchObject({ status: 'pending', attempts: 0, priority: 5 });
+    // The webhook dispatcher may have claimed or already tried a row (the targets do not resolve).
+    expect(rows[0]).toMatchObject({ priority: 5 });
+    expect(['pending', 'delivering']).toContain(rows[0]!.status);
     for (const [body, expected] of [
       [{ source: 'shop', priority: 5, data: { customer: { tier: 'gold' } } }, [b.subscription_id]],
       [{ source: 'billing', priority: 9, data: { customer: { tier: 'gold' } } }, [b.subscription_id]],
@@ -106,7 +108,7 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
       expect((await outboxFor(e.event_id)).map((r) => r.subscription_id)).toEqual(expected);
     }
     const detail = await t.request('GET', `/api/v1/events/${matching.event_id}`, { token: ann.access });
-    expect(detail.data.data.event.status).toBe('emitted');
+    expect(['emitted', 'processing']).toContain(detail.data.data.event.status);
     expect(detail.data.data.event.delivery_info).toMatchObject({
       total_subscribers: 2,
       pending_deliveries: 2,
