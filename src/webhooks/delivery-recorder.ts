@@ -1,4 +1,4 @@
-import { type Insertable, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Insertable, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
 import type { DeliveryAttemptsTable, EventAuditTable } from '../events/event-tables.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
@@ -171,6 +171,26 @@ export class DeliveryRecorder {
 
 const isAttempt = (r: DeliveryResult) => r.outcome !== 'dropped';
 
+const COLUMNS = {
+  delivery_attempts: [
+    'id',
+    'outbox_id',
+    'event_id',
+    'subscription_id',
+    'attempt',
+    'status',
+    'response_status',
+    'latency_ms',
+    'error',
+    'created_at',
+    'batch_id',
+  ],
+  event_audit: ['id', 'event_id', 'timestamp', 'action', 'actor', 'details'],
+} as const satisfies {
+  delivery_attempts: readonly (keyof DeliveryAttemptsTable)[];
+  event_audit: readonly (keyof EventAuditTable)[];
+};
+
 /** Events whose own (not replayed) deliveries may all have settled with these results. */
 const settledEventsOf = (results: DeliveryResult[]) =>
   results
@@ -257,11 +277,18 @@ async function insertRows(
   rows: Insertable<DeliveryAttemptsTable>[] | Insertable<EventAuditTable>[],
 ): Promise<void> {
   if (dialect === 'sqlite') {
-    for (const row of rows)
-      await trx
-        .insertInto(table)
-        .values(row as never)
-        .execute();
+    // The statement text is fixed per table, so no query is built per row.
+    const columns: readonly string[] = COLUMNS[table];
+    const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+    for (const row of rows) {
+      const values = row as Record<string, unknown>;
+      await trx.executeQuery(
+        CompiledQuery.raw(
+          text,
+          columns.map((c) => values[c] ?? null),
+        ),
+      );
+    }
     return;
   }
   for (let i = 0; i < rows.length; i += CHUNK) {

@@ -36,7 +36,7 @@ const CLAIM_LIMIT = 200;
 const STOP_GRACE_MS = 1000;
 // A subscription holds at most this many times its concurrency (in flight + waiting); a claim gives each lane
 // no more than its free room, and a lane asks for more once half of it is free.
-const LANE_DEPTH = 4;
+const LANE_DEPTH = 8;
 
 export interface DispatcherDeps {
   db: Kysely<Tables>;
@@ -106,6 +106,7 @@ export class WebhookDispatcher implements PlatformService {
     batches: 0,
     released: 0,
     takenOver: 0,
+    claimMs: 0,
   };
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -239,6 +240,7 @@ export class WebhookDispatcher implements PlatformService {
       released_rows: c.released,
       taken_over_rows: c.takenOver,
       last_claim_ms: round(this.lastClaimMs),
+      avg_claim_ms: c.claims === 0 ? 0 : round(c.claimMs / c.claims),
       record_failures: this.recorder.failedWrites,
     };
   }
@@ -314,6 +316,7 @@ export class WebhookDispatcher implements PlatformService {
         { exclude: [...full, ...batching], pluginSubscriptions: this.deps.consumers.ids() },
       );
       this.lastClaimMs = performance.now() - started;
+      this.counts.claimMs += this.lastClaimMs;
       this.counts.claims += 1;
       this.counts.claimed += claimed.length;
       const taken = new Map<string, number>();

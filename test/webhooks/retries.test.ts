@@ -172,6 +172,32 @@ describe('webhook retries, timeouts and subscription health', { timeout: 30_000 
     expect(receiver.at('/stuck').length).toBeLessThanOrEqual(4);
   });
 
+  it('drops the pending retries of an event once it expires', async () => {
+    receiver.respond = (req) => (req.path === '/expiring' ? { status: 500 } : {});
+    await createSubscription(t, admin, {
+      event_patterns: ['expiring.*'],
+      // 40 s × 0.05: the retry falls due about 2 s later, after the event expired.
+      webhook_config: { url: `${receiver.url}/expiring`, retry_policy: { retry_delay_seconds: 40 } },
+    });
+    const id = await emit(t, admin, {
+      event_type: 'expiring.offer',
+      expires_at: new Date(Date.now() + 1000).toISOString(),
+    });
+    const db = t.platform.context.database.db;
+    const outbox = () =>
+      db.selectFrom('event_outbox').select(['status', 'last_error']).where('event_id', '=', id).executeTakeFirstOrThrow();
+    await until(async () => (await outbox()).status === 'dropped', 'the delivery dropped', 6000);
+    expect(await outbox()).toMatchObject({ status: 'dropped', last_error: 'event expired' });
+    expect(receiver.at('/expiring')).toHaveLength(1);
+    expect((await t.request('GET', `/api/v1/events/${id}`, { token: admin })).statusCode).toBe(410);
+    const trail = (await t.request('GET', `/api/v1/events/${id}/audit`, { token: admin })).data.data.audit_trail;
+    expect(trail.map((e: { action: string }) => e.action)).toEqual([
+      'event_emitted',
+      'delivery_retried',
+      'delivery_dropped',
+    ]);
+  });
+
   it('does not follow redirects', async () => {
     receiver.respond = (req) =>
       req.path === '/moved' ? { status: 302, headers: { location: `${receiver.url}/elsewhere` } } : {};

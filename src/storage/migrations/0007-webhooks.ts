@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * Webhook delivery: outbox rows queued by a replay carry its id (they do not count towards the event's own
@@ -6,10 +6,12 @@ import type { Kysely } from 'kysely';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('event_outbox').addColumn('replay_id', 'text').execute();
+  // Partial: the outbox's own rows (no replay) never touch it, so delivering them costs no upkeep here.
   await db.schema
     .createIndex('event_outbox_replay')
     .on('event_outbox')
     .columns(['replay_id', 'status'])
+    .where(sql.ref('replay_id'), 'is not', null)
     .execute();
   await db.schema.alterTable('delivery_attempts').addColumn('batch_id', 'text').execute();
   // Claims read pending rows in priority order: with this index they stop after the rows they take instead of
