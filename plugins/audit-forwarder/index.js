@@ -9,7 +9,8 @@ import { dirname, resolve } from 'node:path';
  */
 export default {
   async setup(ctx) {
-    const file = resolve(ctx.config.path);
+    // A relative path lands in the plugin's own data folder, not wherever the platform was started.
+    const file = resolve(ctx.plugin.dataDir, ctx.config.path);
     await mkdir(dirname(file), { recursive: true });
     let forwarded = 0;
     await ctx.events.subscribe(

@@ -144,6 +144,10 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
         });
         return;
       }
+      case 'hook':
+        need('http:routes', 'routes.hook');
+        host.routes.hooks.push(invoke);
+        return;
       case 'subscription': {
         need('events:subscribe', 'events.subscribe');
         const patterns = Array.isArray(registration.patterns)

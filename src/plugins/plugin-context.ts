@@ -60,6 +60,7 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
       id: info.id,
       version: info.version,
       permissions: Object.freeze([...info.permissions]),
+      dataDir: info.dataDir,
     }),
     config: deepFreeze(structuredClone(info.config)),
     events: Object.freeze({
@@ -89,6 +90,11 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
       put: route('PUT'),
       patch: route('PATCH'),
       delete: route('DELETE'),
+      hook: (handler: RouteHandler) => {
+        need('http:routes', 'routes.hook');
+        if (typeof handler !== 'function') throw new TypeError('a hook needs a handler function');
+        void port.register({ kind: 'hook' }, (payload) => handler(payload as Parameters<RouteHandler>[0]));
+      },
       respond: (status: number, data?: unknown, headers: Record<string, string> = {}): PluginResponse => ({
         __platform_response: true,
         status,

@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
-import type { SubscriptionIndex } from '../events/subscription-index.js';
-import type { SubscriptionStore } from '../events/subscription-store.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
 import type { PlatformEvents } from '../kernel/platform-events.js';
@@ -11,9 +9,10 @@ import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { PluginSubscriptions } from '../webhooks/plugin-subscriptions.js';
 import type { CapabilityServices } from './plugin-capabilities.js';
 import { validateConfig } from './plugin-config.js';
+import { type InstallInput, readInstallPackage, splitEnabled } from './plugin-install-input.js';
 import type { PluginLogBook } from './plugin-log-book.js';
 import type { Manifest } from './plugin-manifest.js';
-import type { PackageCandidate, PluginPackages } from './plugin-packages.js';
+import type { PluginPackages } from './plugin-packages.js';
 import type { PluginRepositories } from './plugin-repositories.js';
 import {
   checkDependencies,
@@ -24,6 +23,7 @@ import {
 } from './plugin-resolver.js';
 import { PluginRuntime } from './plugin-runtime.js';
 import type { PluginRow, PluginStatus, PluginStore } from './plugin-store.js';
+import type { PluginSubscriptionStates } from './plugin-subscription-states.js';
 
 /** Announced on every change of a plugin's installed state, so every instance follows it. */
 const CHANGED_CHANNEL = 'plugins.changed';
@@ -33,19 +33,6 @@ export interface Actor {
   requestId?: string | undefined;
 }
 
-export interface InstallInput {
-  source: 'repository' | 'file';
-  /** The package bytes of a `file` install. */
-  archive?: Buffer;
-  /** The sha256 an uploaded file must match (optional). */
-  sha256?: string | undefined;
-  fileName?: string;
-  name?: string;
-  version?: string;
-  config?: Record<string, unknown>;
-  enabled?: boolean;
-}
-
 export interface PluginManagerDeps {
   cfg: () => PlatformConfig;
   store: PluginStore;
@@ -53,8 +40,7 @@ export interface PluginManagerDeps {
   repositories: PluginRepositories;
   services: CapabilityServices;
   pluginSubscriptions: PluginSubscriptions;
-  subscriptionStore: SubscriptionStore;
-  subscriptionIndex: SubscriptionIndex;
+  subscriptionStates: PluginSubscriptionStates;
   logBook: PluginLogBook;
   shared: SharedState;
   events: PlatformEvents;
@@ -223,36 +209,7 @@ export class PluginManager implements PlatformService {
    *   VALIDATION_ERROR (manifest, config), RESOURCE_NOT_FOUND (not in any repository)
    */
   async install(input: InstallInput, who: Actor): Promise<PluginRow> {
-    let candidate: PackageCandidate;
-    let ref: string;
-    if (input.source === 'file') {
-      if (!input.archive) {
-        throw new AppError('VALIDATION_ERROR', 'A file install needs the package in the field `file`', {
-          details: { field: 'file', reason: 'is required' },
-        });
-      }
-      candidate = await this.deps.packages.read(input.archive, input.sha256);
-      ref = input.fileName ?? 'upload';
-    } else {
-      const name = input.name;
-      if (!name) {
-        throw new AppError('VALIDATION_ERROR', 'plugin_name is required for a repository install', {
-          details: { field: 'plugin_name', reason: 'is required' },
-        });
-      }
-      const fetched = await this.deps.repositories.fetch(name, input.version ?? 'latest');
-      candidate = await this.deps.packages.read(fetched.archive, fetched.sha256);
-      ref = fetched.ref;
-      if (candidate.manifest.name !== name || candidate.manifest.version !== fetched.version) {
-        throw new AppError(
-          'PLUGIN_PACKAGE_INVALID',
-          `The repository's package is ${candidate.manifest.name}@${candidate.manifest.version}, not ${name}@${fetched.version}`,
-          {
-            details: { reason: 'manifest_mismatch', expected: `${name}@${fetched.version}` },
-          },
-        );
-      }
-    }
+    const { candidate, ref } = await readInstallPackage(input, this.deps);
     const { manifest } = candidate;
     return this.serial(manifest.name, async () => {
       if (await this.deps.store.find(manifest.name)) {
@@ -317,7 +274,7 @@ export class PluginManager implements PlatformService {
       const row = await this.row(id);
       checkNoDependents(id, installedView(await this.deps.store.list()).values(), 'disabled');
       await this.unload(id);
-      await this.setSubscriptionStatus(id, 'paused');
+      await this.deps.subscriptionStates.set(id, 'paused');
       await this.deps.store.update(id, { enabled: 0, status: 'disabled', error: null });
       if (row.enabled === 1 || row.status === 'active') {
         this.announce('plugin.disabled', 'system', { plugin_id: id, version: row.version }, who);
@@ -342,6 +299,7 @@ export class PluginManager implements PlatformService {
       await this.deps.logBook.removeAll(id);
       await this.deps.services.cache.namespace(`plugin_cache:${id}`).clear();
       await this.deps.packages.remove(id);
+      await this.deps.packages.removeDataDir(id);
       this.announce('plugin.uninstalled', 'system', { plugin_id: id, version: row.version }, who);
       await this.changed(id);
     });
@@ -403,6 +361,7 @@ export class PluginManager implements PlatformService {
       version: row.version,
       manifest,
       dir,
+      dataDir: await this.deps.packages.dataDir(row.id),
       sha256: row.sha256,
       config: parseConfigColumn(row),
       services: this.deps.services,
@@ -419,7 +378,7 @@ export class PluginManager implements PlatformService {
     await runtime.start();
     this.runtimes.set(row.id, runtime);
     this.loadedConfig.set(row.id, row.config);
-    await this.setSubscriptionStatus(row.id, 'active', runtime.subscriptionNames);
+    await this.deps.subscriptionStates.set(row.id, 'active', runtime.subscriptionNames);
     this.announce(
       'plugin.loaded',
       `plugin:${row.id}`,
@@ -482,6 +441,7 @@ export class PluginManager implements PlatformService {
     if (!row) {
       await this.unload(id);
       await this.deps.packages.remove(id);
+      await this.deps.packages.removeDataDir(id);
     } else if (row.enabled === 1 && row.status === 'active') {
       const current =
         runtime &&
@@ -530,7 +490,7 @@ export class PluginManager implements PlatformService {
     if (unload || only) await this.unload(id);
     const row = await this.deps.store.find(id);
     if (!row) return;
-    await this.setSubscriptionStatus(id, 'paused');
+    await this.deps.subscriptionStates.set(id, 'paused');
     await this.deps.store.update(id, { enabled: 0, status: 'error', error: message.slice(0, 2000) });
     this.deps.logBook.write(id, 'error', `plugin put in error: ${message}`);
     this.announce(
@@ -540,32 +500,6 @@ export class PluginManager implements PlatformService {
       who,
     );
     await this.changed(id);
-  }
-
-  /** Pauses (disable, error) or resumes (load) the plugin's durable subscriptions; drops those it no longer makes. */
-  private async setSubscriptionStatus(
-    id: string,
-    status: 'active' | 'paused',
-    current?: ReadonlySet<string>,
-  ): Promise<void> {
-    const rows = (await this.deps.subscriptionStore.list({ deliveryMethod: 'plugin' })).filter(
-      (r) => r.plugin_id === id,
-    );
-    let changed = false;
-    for (const r of rows) {
-      if (current && !current.has(r.name)) {
-        await this.deps.subscriptionStore.delete(r.id);
-        changed = true;
-      } else if (r.status !== status) {
-        await this.deps.subscriptionStore.update(r.id, {
-          status,
-          consecutive_failures: 0,
-          updated_at: nowIso(),
-        });
-        changed = true;
-      }
-    }
-    if (changed) await this.deps.subscriptionIndex.changed();
   }
 
   private async refreshCounts(): Promise<void> {
@@ -584,22 +518,4 @@ export class PluginManager implements PlatformService {
   }
 }
 
-/**
- * Whether to enable at once: the body's `enabled`, else `config.enabled` when the plugin's own configuration
- * has no such key (the example of the interface, `config: {enabled: true}`), else yes.
- */
-function splitEnabled(
-  manifest: Manifest,
-  input: InstallInput,
-): { enabled: boolean; config: Record<string, unknown> } {
-  const config = { ...(input.config ?? {}) };
-  const ownKey = Object.hasOwn((manifest.config_schema['properties'] as object | undefined) ?? {}, 'enabled');
-  let enabled = input.enabled;
-  if (!ownKey && 'enabled' in config) {
-    if (enabled === undefined && typeof config['enabled'] === 'boolean') enabled = config['enabled'];
-    delete config['enabled'];
-  }
-  return { enabled: enabled ?? true, config };
-}
-
-export type { PluginStatus };
+export type { InstallInput, PluginStatus };

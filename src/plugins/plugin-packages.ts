@@ -42,6 +42,17 @@ export class PluginPackages {
     return resolve(this.cfg().storage.data_dir, 'plugins');
   }
 
+  /** A plugin's own folder for files (`ctx.plugin.dataDir`), made when it is loaded. */
+  async dataDir(id: string): Promise<string> {
+    const dir = resolve(this.cfg().storage.data_dir, 'plugin-data', id);
+    await mkdir(dir, { recursive: true });
+    return dir;
+  }
+
+  async removeDataDir(id: string): Promise<void> {
+    await rm(resolve(this.cfg().storage.data_dir, 'plugin-data', id), { recursive: true, force: true });
+  }
+
   dir(id: string, version: string): string {
     return join(this.root, id, version);
   }

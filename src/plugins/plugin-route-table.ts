@@ -24,6 +24,8 @@ export class PluginRouteTable {
     maxParamLength: 500,
   });
   private readonly list: PluginRoute[] = [];
+  /** `ctx.routes.hook` handlers: they run before this plugin's route handlers only. */
+  readonly hooks: ((payload: unknown) => Promise<unknown>)[] = [];
 
   add(route: PluginRoute): void {
     if (!(ROUTE_METHODS as readonly string[]).includes(route.method)) {

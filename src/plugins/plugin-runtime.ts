@@ -37,6 +37,8 @@ export interface RuntimeOptions {
   version: string;
   manifest: Manifest;
   dir: string;
+  /** The plugin's own folder for files (ctx.plugin.dataDir). */
+  dataDir: string;
   sha256: string;
   config: Record<string, unknown>;
   services: CapabilityServices;
@@ -77,6 +79,7 @@ export class PluginRuntime {
       id: options.id,
       version: options.version,
       permissions: options.manifest.permissions,
+      dataDir: options.dataDir,
       config: options.config,
     };
     const side = createCapabilities(this, options.services);
@@ -158,9 +161,14 @@ export class PluginRuntime {
   async handle(route: PluginRoute, request: PluginRequest): Promise<RouteResult> {
     const started = performance.now();
     try {
-      const value = await this.bounded(`the route ${route.method} ${route.path}`, () =>
-        route.invoke(request),
-      );
+      let value: unknown;
+      for (const hook of this.routes.hooks) {
+        value = await this.bounded(`a route hook (${route.method} ${route.path})`, () => hook(request));
+        if (value !== undefined && value !== null) break;
+      }
+      if (value === undefined || value === null) {
+        value = await this.bounded(`the route ${route.method} ${route.path}`, () => route.invoke(request));
+      }
       const result = toRouteResult(value);
       this.stats.request(performance.now() - started);
       return result;

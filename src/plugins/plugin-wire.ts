@@ -10,7 +10,8 @@ export type Registration =
   | { kind: 'route'; method: string; path: string; access: RouteAccess }
   | { kind: 'subscription'; patterns: string[]; name: string }
   | { kind: 'task'; type: string }
-  | { kind: 'schedule'; name: string; cron: string };
+  | { kind: 'schedule'; name: string; cron: string }
+  | { kind: 'hook' };
 
 /** Calls from the plugin into the platform, each checked against the manifest's permissions. */
 export type CapabilityOp =
@@ -49,6 +50,8 @@ export interface ContextPort {
 export interface RealmInfo {
   id: string;
   version: string;
+  /** The plugin's own folder for files (`<storage.data_dir>/plugin-data/<id>`). */
+  dataDir: string;
   permissions: string[];
   config: Record<string, unknown>;
 }

@@ -13,6 +13,7 @@ import { PluginRepositories } from './plugin-repositories.js';
 import { registerPluginResourceRoutes } from './plugin-resource-routes.js';
 import { PluginStorageStore } from './plugin-storage-store.js';
 import { PluginStore } from './plugin-store.js';
+import { PluginSubscriptionStates } from './plugin-subscription-states.js';
 import { PluginUpdates } from './plugin-update-task.js';
 
 /**
@@ -50,8 +51,10 @@ export async function registerPluginModule(
       subscriptions: deps.pluginSubscriptions,
     },
     pluginSubscriptions: deps.pluginSubscriptions,
-    subscriptionStore: new SubscriptionStore(db),
-    subscriptionIndex: deps.eventSystem.subscriptionIndex,
+    subscriptionStates: new PluginSubscriptionStates(
+      new SubscriptionStore(db),
+      deps.eventSystem.subscriptionIndex,
+    ),
     logBook,
     shared: ctx.shared,
     events: ctx.events,

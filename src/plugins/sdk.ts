@@ -76,6 +76,19 @@ export interface PluginRoutes {
   put(path: string, handler: RouteHandler, options?: RouteOptions): void;
   patch(path: string, handler: RouteHandler, options?: RouteOptions): void;
   delete(path: string, handler: RouteHandler, options?: RouteOptions): void;
+  /**
+   * Runs before each of this plugin's route handlers (never for other plugins' routes or the platform's), in
+   * the order added. Returning nothing goes on; returning a value (or `respond(...)`) answers with it and skips
+   * the handler; throwing `error(...)` refuses the request.
+   *
+   * @example
+   * ```ts
+   * ctx.routes.hook((req) => {
+   *   if (req.headers['x-shop-token'] !== ctx.config.token) throw ctx.routes.error('AUTHORIZATION_DENIED', 'bad token');
+   * });
+   * ```
+   */
+  hook(handler: RouteHandler): void;
   respond(status: number, data?: unknown, headers?: Record<string, string>): PluginResponse;
   /** An error to throw: answered in the platform's error envelope with this code, not counted as a failure. */
   error(code: PluginErrorCode, message: string, details?: Record<string, unknown>): Error;
@@ -170,7 +183,16 @@ export interface PluginHealth {
  * (and is recorded as a plugin error).
  */
 export interface PluginContext<Config = Record<string, unknown>> {
-  readonly plugin: { readonly id: string; readonly version: string; readonly permissions: readonly string[] };
+  readonly plugin: {
+    readonly id: string;
+    readonly version: string;
+    readonly permissions: readonly string[];
+    /**
+     * A folder of the plugin's own for files (`<storage.data_dir>/plugin-data/<id>`, on this machine), kept across
+     * restarts and updates and removed on uninstall. Use `ctx.storage` for what every instance must see.
+     */
+    readonly dataDir: string;
+  };
   /** The configuration, validated against `config_schema` with its defaults (secrets unmasked). */
   readonly config: Readonly<Config>;
   readonly events: PluginEvents;

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type PlatformSide, type PluginHost, PluginTimeoutError } from './plugin-host.js';
@@ -14,7 +15,11 @@ function spawn(start: WorkerStart, memoryMb: number): Worker {
     maxYoungGenerationSizeMb: Math.max(4, Math.ceil(memoryMb / 8)),
   };
   if (ENTRY.pathname.endsWith('.js')) return new Worker(ENTRY, { workerData: start, resourceLimits });
-  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(ENTRY.href)}); });`;
+  // Resolved here, not in the worker, so it does not depend on the working folder.
+  const tsx = pathToFileURL(
+    join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
+  ).href;
+  const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(ENTRY.href)}); });`;
   return new Worker(boot, { eval: true, workerData: start, resourceLimits });
 }
 
@@ -65,9 +70,13 @@ export class WorkerHost implements PluginHost {
         clearTimeout(timer);
         resolve();
       };
+      let failure = 'the plugin worker stopped while starting';
+      worker.once('error', (err: Error) => {
+        failure = this.describe(err);
+      });
       worker.once('exit', () => {
         clearTimeout(timer);
-        reject(new Error('the plugin worker stopped while starting'));
+        reject(new Error(failure));
       });
     });
     await this.send('setup', (id) => ({ t: 'setup', id }));

@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
@@ -104,5 +106,29 @@ describe('the first-party plugins: scheduler, audit-forwarder, notifier', () => 
     const detail = await t.request('GET', '/api/v1/admin/plugins/notifier', { token });
     expect(detail.data.data.plugin.configuration.secret).toBe('********');
     expect(detail.body).not.toContain('chat-secret');
+  });
+
+  it("audit-forwarder writes into the plugin's own data folder by default, removed on uninstall", async () => {
+    await t.request('DELETE', '/api/v1/admin/plugins/notifier', { token });
+    await t.request('DELETE', '/api/v1/admin/plugins/audit-forwarder', { token });
+    const res = await t.request('POST', '/api/v1/admin/plugins/install', {
+      token,
+      body: { plugin_name: 'audit-forwarder' },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const folder = join(
+      (t.storage as { storage: { data_dir: string } }).storage.data_dir,
+      'plugin-data',
+      'audit-forwarder',
+    );
+    const status = await t.request('GET', '/api/v1/ext/audit-forwarder/status', { token });
+    expect(status.data.data.path).toBe(join(folder, 'audit-events.jsonl'));
+    await t.request('POST', '/api/v1/events', { token, body: { event_type: 'misc.thing', data: {} } });
+    const written = async () =>
+      existsSync(join(folder, 'audit-events.jsonl')) &&
+      readFileSync(join(folder, 'audit-events.jsonl'), 'utf8').includes('misc.thing');
+    expect(await eventually(written, 10_000)).toBe(true);
+    await t.request('DELETE', '/api/v1/admin/plugins/audit-forwarder', { token });
+    expect(existsSync(folder)).toBe(false);
   });
 });

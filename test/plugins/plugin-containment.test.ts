@@ -57,6 +57,14 @@ describe('containment: failing plugins are recorded, degraded, then put in error
         ctx.routes.get('/spin', () => { for (;;) {} });
       } };`,
     );
+    writePlugin(
+      repo,
+      { name: 'hog', isolation: 'worker', permissions: ['http:routes'] },
+      `const eaten = [];
+      export default { setup(ctx) {
+        ctx.routes.post('/eat', () => { for (;;) eaten.push(new Array(100000).fill(eaten.length)); });
+      } };`,
+    );
     t = await startPlatform({
       plugins: { repositories: [repo], max_failures: 3, call_timeout_ms: 1500 },
       webhooks: { retry_delay_scale: 0.001, poll_interval_ms: 50 },
@@ -158,5 +166,19 @@ describe('containment: failing plugins are recorded, degraded, then put in error
     expect((await t.request('GET', '/api/v1/ext/threaded/where', { token })).statusCode).toBe(404);
     expect((await t.request('GET', '/api/v1/health')).statusCode).toBe(200);
     expect((await t.request('GET', '/api/v1/ext/fragile/fine', { token })).statusCode).toBe(200);
+  });
+
+  it('stops a worker plugin that exceeds plugins.worker_memory_mb and marks it error', async () => {
+    const limited = await t.request('PATCH', '/api/v1/config', {
+      token,
+      body: { plugins: { worker_memory_mb: 16 } },
+    });
+    expect(limited.statusCode, limited.body).toBe(200);
+    await install('hog');
+    const res = await t.request('POST', '/api/v1/ext/hog/eat', { token });
+    expect(res.statusCode).toBe(500);
+    expect(await eventually(async () => (await detail('hog')).status === 'error')).toBe(true);
+    expect((await detail('hog')).error).toMatch(/memory limit \(16 MiB\)/);
+    expect((await t.request('GET', '/api/v1/health')).statusCode).toBe(200);
   });
 });

@@ -7,6 +7,10 @@ const KITCHEN = `
 const received = [];
 export default {
   async setup(ctx) {
+    ctx.routes.hook((req) => {
+      if (req.headers['x-block'] === 'yes') throw ctx.routes.error('AUTHORIZATION_DENIED', 'blocked by kitchen');
+      if (req.headers['x-short'] === 'yes') return { short: true };
+    });
     ctx.routes.get('/greet/:name', (req) => ({
       message: ctx.config.greeting + ', ' + req.params.name,
       user: req.user ? req.user.username : null,
@@ -126,6 +130,27 @@ describe('the ctx of a plugin: routes, storage, cache, events, tasks, config, lo
     expect(unknown.data.error.code).toBe('RESOURCE_NOT_FOUND');
     expect((await t.request('GET', '/api/v1/ext/kitchen/nowhere', { token })).statusCode).toBe(404);
     expect((await t.request('DELETE', '/api/v1/ext/kitchen/greet/ada', { token })).statusCode).toBe(404);
+  });
+
+  it("runs a plugin's route hooks before its own routes only: they never reach other plugins or the platform", async () => {
+    const blocked = await t.request('GET', '/api/v1/ext/kitchen/greet/ada', {
+      token,
+      headers: { 'x-block': 'yes' },
+    });
+    expect(blocked.statusCode).toBe(403);
+    expect(blocked.data.error.message).toBe('blocked by kitchen');
+    const short = await t.request('GET', '/api/v1/ext/kitchen/greet/ada', {
+      token,
+      headers: { 'x-short': 'yes' },
+    });
+    expect(short.data.data).toEqual({ short: true });
+    const echo = await t.request('GET', '/api/v1/ext/echo/greet/bob', {
+      token,
+      headers: { 'x-block': 'yes' },
+    });
+    expect(echo.data.data).toEqual({ echo: 'bob' });
+    const platform = await t.request('GET', '/api/v1/auth/me', { token, headers: { 'x-block': 'yes' } });
+    expect(platform.statusCode).toBe(200);
   });
 
   it('answers with a chosen status and headers, and with catalogued client errors that are not failures', async () => {

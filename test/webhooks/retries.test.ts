@@ -185,12 +185,17 @@ describe('webhook retries, timeouts and subscription health', { timeout: 30_000 
     });
     const db = t.platform.context.database.db;
     const outbox = () =>
-      db.selectFrom('event_outbox').select(['status', 'last_error']).where('event_id', '=', id).executeTakeFirstOrThrow();
+      db
+        .selectFrom('event_outbox')
+        .select(['status', 'last_error'])
+        .where('event_id', '=', id)
+        .executeTakeFirstOrThrow();
     await until(async () => (await outbox()).status === 'dropped', 'the delivery dropped', 6000);
     expect(await outbox()).toMatchObject({ status: 'dropped', last_error: 'event expired' });
     expect(receiver.at('/expiring')).toHaveLength(1);
     expect((await t.request('GET', `/api/v1/events/${id}`, { token: admin })).statusCode).toBe(410);
-    const trail = (await t.request('GET', `/api/v1/events/${id}/audit`, { token: admin })).data.data.audit_trail;
+    const trail = (await t.request('GET', `/api/v1/events/${id}/audit`, { token: admin })).data.data
+      .audit_trail;
     expect(trail.map((e: { action: string }) => e.action)).toEqual([
       'event_emitted',
       'delivery_retried',
