@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { done, Envelope, MessageOnly, ok, Pagination, pagination } from '../http/envelope.js';
-import { userQueryOf } from './user-query.js';
+import { listUsers, UserListing } from './user-listing.js';
 import {
   CreateUserBody,
   EmailDelivery,
@@ -36,18 +36,11 @@ export function registerAdminUserRoutes(app: App, deps: { users: UserService }):
         summary: 'List users with search, filters, sorting and pagination',
         querystring: UserListQuery,
         response: {
-          200: Envelope(Type.Object({ users: Type.Array(UserListItem), pagination: Pagination })),
+          200: Envelope(UserListing),
         },
       },
     },
-    async (request) => {
-      const query = userQueryOf(request.query);
-      const { rows, total } = await users.list(query);
-      return ok(request, {
-        users: rows.map(userListItem),
-        pagination: pagination(query.page, query.perPage, total),
-      });
-    },
+    async (request) => ok(request, await listUsers(users, request.query)),
   );
 
   app.get(

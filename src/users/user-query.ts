@@ -1,6 +1,6 @@
 import type { UserQuery, UserSort } from './user-store.js';
 
-interface ListQueryInput {
+export interface ListQueryInput {
   page?: number | undefined;
   per_page?: number | undefined;
   search?: string | undefined;

@@ -5,7 +5,7 @@ import { access } from '../http/access.js';
 import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { done, Envelope, MessageOnly, ok, Pagination, pagination } from '../http/envelope.js';
-import { userQueryOf } from './user-query.js';
+import { listUsers, UserListing } from './user-listing.js';
 import {
   CreateUserBody,
   EmailDelivery,
@@ -53,18 +53,11 @@ export function registerUserResourceRoutes(app: App, deps: { users: UserService 
         summary: 'List users (same filters as the admin listing)',
         querystring: UserListQuery,
         response: {
-          200: Envelope(Type.Object({ users: Type.Array(UserListItem), pagination: Pagination })),
+          200: Envelope(UserListing),
         },
       },
     },
-    async (request) => {
-      const query = userQueryOf(request.query);
-      const { rows, total } = await users.list(query);
-      return ok(request, {
-        users: rows.map(userListItem),
-        pagination: pagination(query.page, query.perPage, total),
-      });
-    },
+    async (request) => ok(request, await listUsers(users, request.query)),
   );
 
   app.post(
