@@ -4,15 +4,16 @@
  * source file; otherwise the sources run through tsx, and the label says so.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { platformCommand } from '../scripts/platform-command.js';
 import { benchEnvironment } from './bench-config.js';
 
 export const ADMIN_PASSWORD = 'bench-admin-password';
-const ROOT = resolve(import.meta.dirname, '..');
+const _ROOT = resolve(import.meta.dirname, '..');
 
 export interface PlatformRuntime {
   /** `dist` or `tsx`, with the reason when the sources had to be used. */
@@ -25,36 +26,10 @@ export interface PlatformRuntime {
  * caller has just built it: `justBuilt`), else tsx.
  */
 export function platformRuntime(options: { justBuilt?: boolean } = {}): PlatformRuntime {
-  const dist = [join(ROOT, 'dist/src/main.js'), 'serve'];
   // The runner's --build also tells the scripts it starts (bench/webhook-throughput.ts) through the environment.
   const justBuilt = options.justBuilt ?? process.env.PLATFORM_BENCH_JUST_BUILT === '1';
-  if (justBuilt && existsSync(dist[0]!))
-    return { label: 'dist (built at the start of this run)', args: dist };
-  const stale = staleDistFile();
-  if (stale === undefined) return { label: 'dist', args: dist };
-  return {
-    label: `tsx (dist is older than ${stale}; run \`npm run build\` to measure the build)`,
-    // Resolved here: the server's working folder is its data folder, where `tsx` would not resolve.
-    args: ['--import', import.meta.resolve('tsx'), join(ROOT, 'src/main.ts'), 'serve'],
-  };
-}
-
-function staleDistFile(): string | undefined {
-  const walk = (dir: string): string | undefined => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) {
-        const found = walk(path);
-        if (found) return found;
-      } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-        const built = join(ROOT, 'dist', relative(ROOT, path)).replace(/\.ts$/, '.js');
-        if (!existsSync(built) || statSync(built).mtimeMs < statSync(path).mtimeMs)
-          return relative(ROOT, path);
-      }
-    }
-    return undefined;
-  };
-  return walk(join(ROOT, 'src'));
+  const command = platformCommand({ justBuilt });
+  return { label: command.label, args: [...command.args, 'serve'] };
 }
 
 export interface PlatformProcess {

@@ -11,6 +11,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { platformCommand } from './platform-command.js';
 
 const docPath = process.argv[2] ?? 'openapi.json';
 const doc = JSON.parse(readFileSync(docPath, 'utf8')) as { paths: Record<string, Record<string, unknown>> };
@@ -77,9 +78,10 @@ const dataOf = (r: { json: unknown }) =>
   (r.json as { data?: Record<string, unknown> } | undefined)?.data ?? {};
 
 async function main(): Promise<void> {
+  // node itself, not npx: the child killed at the end must be the server (npx does not pass the signal on).
   const base = await start(
-    'npx',
-    ['tsx', 'src/main.ts', 'serve'],
+    process.execPath,
+    [...platformCommand().args, 'serve'],
     {
       PLATFORM_ADMIN_PASSWORD: PASSWORD,
       PLATFORM__SERVER__PORT: '0',

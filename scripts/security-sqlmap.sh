@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 command -v sqlmap >/dev/null || { echo "sqlmap is not installed (apt-get install -y sqlmap)"; exit 1; }
 PG_ADMIN_URL="${PLATFORM_TEST_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 PASSWORD='sqlmap-admin-password-1'
+# The bundle CI has just built (what users run), else the sources.
+if [ -f dist/platform/main.js ]; then PLATFORM_CMD=(dist/platform/main.js); else PLATFORM_CMD=(--import tsx src/main.ts); fi
 WORK="$(mktemp -d)"
 SERVER_PID=""
 DB_NAME=""
@@ -28,7 +30,8 @@ scan() { # backend
     env+=(PLATFORM__DATABASE__URL="${PG_ADMIN_URL%/*}/$DB_NAME")
   fi
   mkdir -p "$WORK/$backend"
-  env "${env[@]}" npx tsx src/main.ts serve > "$WORK/$backend.log" 2>&1 &
+  # node itself, not npx: the PID killed afterwards must be the server's (npx does not pass the signal on).
+  env "${env[@]}" node "${PLATFORM_CMD[@]}" serve > "$WORK/$backend.log" 2>&1 &
   SERVER_PID=$!
   local base=""
   for _ in $(seq 1 120); do

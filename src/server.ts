@@ -15,7 +15,6 @@ import { BackupService } from './backups/backup-service.js';
 import { registerCacheRoutes } from './cache/cache-routes.js';
 import { CacheService } from './cache/cache-service.js';
 import { createMemorySharedState } from './cluster/memory/memory-shared-state.js';
-import { createRedisSharedState } from './cluster/redis/redis-shared-state.js';
 import type { SharedState } from './cluster/shared-state.js';
 import { SharedStateService } from './cluster/shared-state-service.js';
 import { registerConfigRoutes } from './config/config-routes.js';
@@ -25,6 +24,7 @@ import { consoleDistDir, registerConsoleRoutes } from './console/console-routes.
 import { registerEventSystem } from './events/event-system.js';
 import type { App } from './http/app-type.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
+import { lazySchemaCompilers } from './http/lazy-schema-compilers.js';
 import { registerOpenApi } from './http/openapi.js';
 import { RateLimiter } from './http/rate-limiter.js';
 import { registerRequestGates } from './http/request-gates.js';
@@ -40,6 +40,7 @@ import { MetricsCollector } from './metrics/metrics-collector.js';
 import { registerMetricsRoutes } from './metrics/metrics-routes.js';
 import { registerRequestMetrics } from './metrics/request-metrics-hook.js';
 import type { PlatformContext } from './platform-context.js';
+import type { PluginManager } from './plugins/plugin-manager.js';
 import { registerPluginModule } from './plugins/register-plugin-module.js';
 import { registerBlockedIpRoutes } from './security/blocked-ip-routes.js';
 import { BlockedIps } from './security/blocked-ips.js';
@@ -97,13 +98,17 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function createPlatform(options: PlatformOptions): Promise<Platform> {
   const { boot } = options;
   const closers: (() => Promise<void> | void)[] = [];
-  const database: Database = createDatabase(boot.config);
+  const database: Database = await createDatabase(boot.config);
   closers.push(() => database.close());
   let shared: SharedState | undefined;
   try {
     await migrateToLatest(database.db as never);
+    // The Redis client is loaded only in cluster mode.
     shared = boot.config.redis.url
-      ? createRedisSharedState(boot.config.redis.url, boot.config.redis.key_prefix)
+      ? (await import('./cluster/redis/redis-shared-state.js')).createRedisSharedState(
+          boot.config.redis.url,
+          boot.config.redis.key_prefix,
+        )
       : createMemorySharedState();
     const sharedState = shared;
     closers.push(() => sharedState.close());
@@ -148,6 +153,7 @@ async function assemble(
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
     },
+    schemaController: lazySchemaCompilers,
   }).withTypeProvider<TypeBoxTypeProvider>();
   config.onChange((keys) => {
     if (keys.includes('logging.level')) app.log.level = logging.output.setLevel(cfg().logging.level);
@@ -262,10 +268,13 @@ async function assemble(
     reportError: (err) => registry.recordError('scheduler', err),
   });
   registerTaskRoutes(app, { tasks, audit });
+  // The plugin module is wired later; a restore (never before start) reloads it through this.
+  let plugins: PluginManager | undefined;
   const backups = new BackupService({
-    ...{ database, cfg, config, auth, maintenance, shared, audit, events, tasks, scheduler },
+    ...{ database, cfg, config, auth, maintenance, systemState, shared, audit, events, tasks, scheduler },
     logs: logging.service,
     log: app.log,
+    reloadPlugins: async () => plugins?.reloadAll(),
   });
   registry.register(backups);
   registerBackupRoutes(app, { backups });
@@ -284,7 +293,7 @@ async function assemble(
   registerRestartRoutes(app, { restart: systemRestart, audit });
   const eventSystem = await registerEventSystem(context);
   const webhooks = registerWebhookModule(context, eventSystem);
-  await registerPluginModule(context, {
+  plugins = await registerPluginModule(context, {
     eventSystem,
     pluginSubscriptions: webhooks.pluginSubscriptions,
     cache,

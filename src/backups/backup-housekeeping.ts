@@ -20,30 +20,18 @@ export async function deleteBeyondRetention(store: BackupStore, cfg: PlatformCon
 }
 
 /**
- * Rows left `running` and work files left behind by a process that died mid-backup. Only when the backup
- * lock is free, so a backup running on another instance is never touched.
+ * Rows left `running` and work files left behind by a process that died mid-backup. The caller holds the
+ * backup lock, so no backup runs anywhere and whatever is still `running` is an orphan.
  */
-export async function settleOrphans(
-  store: BackupStore,
-  cfg: PlatformConfig,
-  tryLock: () => Promise<(() => Promise<void>) | undefined>,
-): Promise<void> {
-  const release = await tryLock();
-  if (!release) return;
-  try {
-    for (const row of await store.list()) {
-      if (row.status === 'running') {
-        await store.update(row.id, { status: 'failed', error: 'interrupted', completed_at: nowIso() });
-      }
+export async function settleOrphans(store: BackupStore, cfg: PlatformConfig): Promise<void> {
+  for (const id of await store.running()) {
+    await store.update(id, { status: 'failed', error: 'interrupted', completed_at: nowIso() });
+  }
+  const folder = backupFolder(cfg);
+  await rm(join(folder, '.work'), { recursive: true, force: true });
+  for (const name of await readdir(folder).catch(() => [] as string[])) {
+    if (name.endsWith('.partial') && (await stat(join(folder, name))).isFile()) {
+      await rm(join(folder, name), { force: true });
     }
-    const folder = backupFolder(cfg);
-    await rm(join(folder, '.work'), { recursive: true, force: true });
-    for (const name of await readdir(folder).catch(() => [] as string[])) {
-      if (name.endsWith('.partial') && (await stat(join(folder, name))).isFile()) {
-        await rm(join(folder, name), { force: true });
-      }
-    }
-  } finally {
-    await release();
   }
 }

@@ -1,4 +1,5 @@
 import { isSecretKey } from '../config/config-masking.js';
+import { RESTORE_MARKER_KEY } from './restore-marker.js';
 
 /**
  * What the `database` component of a backup covers: every table found at run time, except these.
@@ -22,14 +23,15 @@ export const TABLES_OUTSIDE_DATABASE_COMPONENT = new Set([
  * Rows that belong to the running installation rather than to its data: a dump leaves them out and a
  * restore leaves them in place. In `system_state` these are the generated fallbacks of secret settings
  * (stored under the setting's own name: `auth.jwt_secret`, `events.encryption_key`, …) — credentials never
- * travel in an archive — plus the live maintenance switch the restore itself flips, and the config version,
- * which the `configuration` component advances instead.
+ * travel in an archive — plus the live maintenance switch the restore itself flips, the marker of the restore
+ * under way (restore-marker), and the config version, which the `configuration` component advances instead.
  */
 export const INSTALLATION_ROWS: Readonly<
   Record<string, { column: string; keep: (value: string) => boolean }>
 > = {
   system_state: {
     column: 'key',
-    keep: (key) => isSecretKey(key) || key === 'maintenance' || key === 'config.version',
+    keep: (key) =>
+      isSecretKey(key) || key === 'maintenance' || key === RESTORE_MARKER_KEY || key === 'config.version',
   },
 };

@@ -15,6 +15,7 @@ import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { LogStore } from '../logs/log-store.js';
 import type { Database } from '../storage/database.js';
 import type { Maintenance } from '../system/maintenance.js';
+import type { SystemStateStore } from '../system/system-state-store.js';
 import type { Scheduler } from '../tasks/scheduler.js';
 import type { TaskContext, TaskRunner } from '../tasks/task-runner.js';
 import { sha256File, unpackArchive } from './archive-reader.js';
@@ -26,8 +27,10 @@ import {
   backupFolder,
   workFolder,
 } from './backup-files.js';
-import { deleteBeyondRetention, settleOrphans } from './backup-housekeeping.js';
+import { deleteBeyondRetention } from './backup-housekeeping.js';
+import { BackupLock } from './backup-lock.js';
 import { COMPONENTS, type Component } from './backup-manifest.js';
+import { BackupRecovery } from './backup-recovery.js';
 import { type VerifiedArchive, verifyArchive } from './backup-restorer.js';
 import { type BackupRow, BackupStore, type BackupType, includesOf } from './backup-store.js';
 import { exportLogStore } from './log-export.js';
@@ -71,10 +74,6 @@ interface PendingRestore {
   estimatedMs: number;
 }
 
-// One backup or restore at a time across the cluster. Generous, because the lock cannot be renewed: a
-// process that dies holding it blocks backups for at most this long.
-const LOCK = 'backups';
-const LOCK_TTL_MS = 60 * 60_000;
 const SCHEDULE_JOB = 'scheduled_backup';
 export const FULL: readonly Component[] = ['configuration', 'database', 'plugins'];
 
@@ -90,6 +89,8 @@ export class BackupService implements PlatformService {
   private readonly store: BackupStore;
   private readonly pending = new Map<string, PendingRestore>();
   private unsubscribeConfig: (() => void) | undefined;
+  private readonly lock: BackupLock;
+  private readonly recovery: BackupRecovery;
   private readonly counts = {
     created: 0,
     failed: 0,
@@ -109,6 +110,7 @@ export class BackupService implements PlatformService {
       config: ConfigService;
       auth: AuthService;
       maintenance: Maintenance;
+      systemState: SystemStateStore;
       shared: SharedState;
       audit: AuditLog;
       events: PlatformEvents;
@@ -116,16 +118,20 @@ export class BackupService implements PlatformService {
       scheduler: Scheduler | undefined;
       logs: Pick<LogStore, 'query'> | undefined;
       log: FastifyBaseLogger;
+      /** Makes every instance's plugin manager load what a restored database says. */
+      reloadPlugins: () => Promise<void>;
     },
   ) {
     this.store = new BackupStore(deps.database.db);
+    this.lock = new BackupLock(deps);
+    this.recovery = new BackupRecovery({ ...deps, store: this.store, acquire: () => this.lock.tryAcquire() });
   }
 
   // --- operations ---
 
   async create(input: CreateBackupInput, origin: BackupOrigin): Promise<BackupRow> {
     this.assertEncryptable(input.encryption);
-    const release = await this.acquire();
+    const release = await this.lock.acquire();
     let row: BackupRow;
     try {
       row = await this.build({ ...input, type: 'manual' }, origin.username);
@@ -171,7 +177,7 @@ export class BackupService implements PlatformService {
    */
   async startRestore(id: string, input: RestoreInput, origin: BackupOrigin): Promise<RestoreStarted> {
     const backup = await this.completed(id);
-    const release = await this.acquire();
+    const release = await this.lock.acquire();
     const restoreId = newId('rst');
     const dir = workFolder(this.deps.cfg(), restoreId);
     let components: Component[];
@@ -219,7 +225,7 @@ export class BackupService implements PlatformService {
    * same verification a restore makes. It keeps its backup id; an id already known is a conflict.
    */
   async importArchive(source: string, origin: BackupOrigin): Promise<BackupRow> {
-    const release = await this.acquire();
+    const release = await this.lock.acquire();
     const cfg = this.deps.cfg();
     const work = workFolder(cfg, newId('imp'));
     const started = performance.now();
@@ -289,7 +295,7 @@ export class BackupService implements PlatformService {
       steps: ['maintenance', 'safety_backup', 'database', 'plugins', 'caches'],
     });
     this.deps.tasks.registerType('backup', (task) => this.runScheduledTask(task));
-    await settleOrphans(this.store, this.deps.cfg(), () => this.deps.shared.tryLock(LOCK, 60_000));
+    await this.recovery.start();
     this.applySchedule();
     this.unsubscribeConfig = this.deps.config.onChange((keys) => {
       if (keys.includes('backups.schedule')) this.applySchedule();
@@ -297,6 +303,7 @@ export class BackupService implements PlatformService {
   }
 
   async stop(): Promise<void> {
+    this.recovery.stop();
     this.unsubscribeConfig?.();
     this.deps.scheduler?.unschedule(SCHEDULE_JOB);
   }
@@ -328,7 +335,8 @@ export class BackupService implements PlatformService {
     return {
       status: !writable ? 'unhealthy' : this.lastScheduledError ? 'warning' : 'healthy',
       checks,
-      details: { last_backup_at: latest?.created_at ?? null, folder },
+      // The folder stays out: an absolute server path tells a caller nothing it needs.
+      details: { last_backup_at: latest?.created_at ?? null },
     };
   }
 
@@ -360,16 +368,11 @@ export class BackupService implements PlatformService {
       max_archive_entries: b.max_archive_entries,
       max_entry_bytes: b.max_entry_bytes,
       max_unpacked_bytes: b.max_unpacked_bytes,
+      lock_lease_seconds: b.lock_lease_seconds,
     };
   }
 
   // --- internals ---
-
-  private async acquire(): Promise<() => Promise<void>> {
-    const release = await this.deps.shared.tryLock(LOCK, LOCK_TTL_MS);
-    if (!release) throw new AppError('BACKUP_IN_PROGRESS');
-    return release;
-  }
 
   private assertEncryptable(encryption: boolean): void {
     if (encryption && !this.deps.cfg().backups.encryption_key) {
@@ -542,7 +545,7 @@ export class BackupService implements PlatformService {
   private async runScheduledTask(task: TaskContext): Promise<Record<string, unknown>> {
     const origin: BackupOrigin = { userId: null, username: 'system' };
     try {
-      const release = await this.acquire();
+      const release = await this.lock.acquire();
       let row: BackupRow;
       const deleted: string[] = [];
       try {

@@ -34,6 +34,12 @@ export class BackupStore {
       .execute();
   }
 
+  /** Ids of rows still `running`: being written now, or left so by a process that died. */
+  async running(): Promise<string[]> {
+    const rows = await this.db.selectFrom('backups').select('id').where('status', '=', 'running').execute();
+    return rows.map((r) => r.id);
+  }
+
   /** The most recent completed backup (its measured duration estimates the next one). */
   async latestCompleted(): Promise<BackupRow | undefined> {
     return this.db

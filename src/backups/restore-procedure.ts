@@ -2,26 +2,33 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AuthService } from '../auth/auth-service.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { ConfigService } from '../config/config-service.js';
+import { nowIso } from '../kernel/new-id.js';
 import type { Database } from '../storage/database.js';
 import type { Maintenance, MaintenanceState } from '../system/maintenance.js';
+import type { SystemStateStore } from '../system/system-state-store.js';
 import type { TaskContext } from '../tasks/task-runner.js';
 import { type ApplyReport, applyArchive, type VerifiedArchive } from './backup-restorer.js';
 import type { BackupRow } from './backup-store.js';
+import { clearRestoreMarker, maintenanceInput, writeRestoreMarker } from './restore-marker.js';
 
 export interface RestoreProcedureDeps {
   database: Database;
   cfg: () => PlatformConfig;
   maintenance: Maintenance;
+  systemState: SystemStateStore;
   auth: AuthService;
   config: ConfigService;
   log: FastifyBaseLogger;
   writeSafetyBackup: (name: string, encryption: boolean) => Promise<BackupRow>;
+  /** Makes the plugin manager of every instance load what the restored database says. */
+  reloadPlugins: () => Promise<void>;
 }
 
 /**
  * The steps of a `restore` task on an archive already verified: maintenance on, safety backup, the one
- * transaction, plugin files, caches dropped on every instance; maintenance back to what it was, whatever
- * happened. Cancelling works until the database step begins; from then on the transaction decides.
+ * transaction, plugin files and the plugins loaded as restored, caches dropped on every instance; maintenance
+ * back to what it was, whatever happened. Cancelling works until the database step begins; from then on the
+ * transaction decides. A marker row outlives a crash in between, so a start-up puts maintenance back then.
  */
 export async function runRestoreProcedure(
   deps: RestoreProcedureDeps,
@@ -30,11 +37,21 @@ export async function runRestoreProcedure(
 ): Promise<{ report: ApplyReport; safetyBackupId: string | null }> {
   const { archive } = job;
   const previous = deps.maintenance.current();
+  const message = `Restoring backup ${archive.backup.id}; the platform is back shortly`;
   task.step('maintenance', 'running');
+  // Written first: a crash right after turning maintenance on must still find it.
+  await writeRestoreMarker(deps.systemState, {
+    restore_id: task.taskId,
+    backup_id: archive.backup.id,
+    started_at: nowIso(),
+    actor: job.actor,
+    message,
+    previous,
+  });
   await deps.maintenance.set(
     {
       enabled: true,
-      message: `Restoring backup ${archive.backup.id}; the platform is back shortly`,
+      message,
       estimated_duration_minutes: Math.max(1, Math.ceil(job.estimatedMs / 60_000)),
       allow_admin_access: true,
     },
@@ -63,7 +80,7 @@ export async function runRestoreProcedure(
       onTable: (_table, done, of) => task.progress(0.3 + (0.6 * done) / of, 'database'),
     });
     task.step('database', 'completed');
-    task.step('plugins', archive.components.includes('plugins') ? 'completed' : 'skipped');
+    await reloadPlugins(deps, task);
     task.log('info', `restored ${Object.keys(report.tables).length} tables, ${report.config_keys} settings`);
     task.progress(0.95, 'caches');
     await dropCaches(deps, report, archive, job.actor, task);
@@ -71,6 +88,19 @@ export async function runRestoreProcedure(
     return { report, safetyBackupId };
   } finally {
     await restoreMaintenance(deps, previous, job.actor);
+  }
+}
+
+/** Whatever the components, the plugins' installed state may have changed (it is in the database). */
+async function reloadPlugins(deps: RestoreProcedureDeps, task: TaskContext): Promise<void> {
+  task.progress(0.92, 'plugins');
+  try {
+    await deps.reloadPlugins();
+    task.step('plugins', 'completed');
+  } catch (err) {
+    // The data is committed; the plugins follow at the next change or start. Not a failed restore.
+    task.log('warning', `plugins could not be reloaded: ${(err as Error).message}`);
+    task.step('plugins', 'failed');
   }
 }
 
@@ -100,17 +130,11 @@ async function restoreMaintenance(
   previous: MaintenanceState,
   actor: string,
 ): Promise<void> {
-  const input = previous.enabled
-    ? {
-        enabled: true,
-        message: previous.message,
-        ...(previous.estimated_duration_minutes === null
-          ? {}
-          : { estimated_duration_minutes: previous.estimated_duration_minutes }),
-        allow_admin_access: previous.allow_admin_access,
-      }
-    : { enabled: false };
-  await deps.maintenance
-    .set(input, actor)
-    .catch((err: unknown) => deps.log.error({ err }, 'could not restore the maintenance state'));
+  try {
+    await deps.maintenance.set(maintenanceInput(previous), actor);
+    await clearRestoreMarker(deps.systemState);
+  } catch (err) {
+    // The marker stays: the start-up check retries what failed here.
+    deps.log.error({ err }, 'could not restore the maintenance state');
+  }
 }

@@ -8,7 +8,6 @@ import { type CacheNamespace, isNamespaceName } from './cache-namespace.js';
 import { escapeGlob } from './glob-pattern.js';
 import { LocalCache, type LocalCacheHost } from './local-cache.js';
 import { MemoryCacheLevel } from './memory/memory-cache-level.js';
-import { RedisCacheLevel } from './redis/redis-cache-level.js';
 
 /** Tells the other instances to drop L1 keys matching a glob (their L2 is the same Redis, already cleared). */
 const INVALIDATE_CHANNEL = 'cache.invalidate';
@@ -86,7 +85,7 @@ export class CacheService implements PlatformService, LocalCacheHost {
     this.redis = this.deps.connectL2
       ? this.deps.connectL2()
       : url
-        ? RedisCacheLevel.connect(url, key_prefix)
+        ? (await import('./redis/redis-cache-level.js')).RedisCacheLevel.connect(url, key_prefix)
         : undefined;
     await this.redis?.ping();
   }

@@ -4,7 +4,7 @@ import { migrateToLatest } from '../storage/migrate.js';
 
 /** Applies pending migrations and says which, or that there were none. */
 export async function migrateCommand(boot: BootConfig, write: (text: string) => void): Promise<number> {
-  const database = createDatabase(boot.config);
+  const database = await createDatabase(boot.config);
   try {
     const applied = await migrateToLatest(database.db as never);
     write(

@@ -6,7 +6,6 @@ import { AuthService } from '../auth/auth-service.js';
 import { createPasswordHasher } from '../auth/passwords.js';
 import { SessionStore } from '../auth/session-store.js';
 import { createMemorySharedState } from '../cluster/memory/memory-shared-state.js';
-import { createRedisSharedState } from '../cluster/redis/redis-shared-state.js';
 import type { BootConfig } from '../config/load-config.js';
 import { AppError } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
@@ -32,9 +31,12 @@ export async function resetPasswordCommand(
   io: ResetPasswordOutput,
 ): Promise<number> {
   const config = boot.config;
-  const database = createDatabase(config);
+  const database = await createDatabase(config);
   const shared = config.redis.url
-    ? createRedisSharedState(config.redis.url, config.redis.key_prefix)
+    ? (await import('../cluster/redis/redis-shared-state.js')).createRedisSharedState(
+        config.redis.url,
+        config.redis.key_prefix,
+      )
     : createMemorySharedState();
   const hasher = createPasswordHasher(config.auth.argon2_memory_kib, config.auth.argon2_time_cost);
   const users = new UserStore(database.db);

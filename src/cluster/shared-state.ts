@@ -14,8 +14,21 @@ export interface SharedState {
   whenSubscribed(): Promise<void>;
   /** Takes a lock if free; returns a release function, or undefined when another holder has it. */
   tryLock(name: string, ttlMs: number): Promise<(() => Promise<void>) | undefined>;
+  /**
+   * Takes a lock if free, as a lease its holder renews: a holder that dies (or stops renewing) loses it
+   * `ttlMs` after the last renewal, instead of blocking the others for a ttl sized for the longest task.
+   */
+  tryLease(name: string, ttlMs: number): Promise<HeldLease | undefined>;
   ping(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** A lock taken with `tryLease`. */
+export interface HeldLease {
+  /** Extends the lease by its ttl from now; false when it had already expired (another holder may have it). */
+  renew(): Promise<boolean>;
+  /** Frees the lock, unless it already expired and another holder took it. */
+  release(): Promise<void>;
 }
 
 /** The slice of ioredis the platform uses, so the core does not depend on the driver's types. */

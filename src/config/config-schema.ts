@@ -138,6 +138,9 @@ export const ConfigSchema = Type.Object(
       max_archive_entries: Type.Integer({ minimum: 10, maximum: 10_000_000, default: 100_000 }),
       max_entry_bytes: Type.Integer({ minimum: 1024, maximum: 2 ** 50, default: 4 * 1024 ** 3 }),
       max_unpacked_bytes: Type.Integer({ minimum: 1024, maximum: 2 ** 50, default: 16 * 1024 ** 3 }),
+      // The one-at-a-time lock is renewed every third of this while a backup or restore runs; a process that
+      // dies holding it blocks the others this long at most. Fractions of a second are for tests.
+      lock_lease_seconds: Type.Number({ minimum: 0.1, maximum: 3600, default: 30 }),
     }),
     tasks: section({
       lease_seconds: Type.Integer({ minimum: 1, maximum: 3600, default: 30 }),

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { PlatformConfig } from './config-schema.js';
 import { schemaAt } from './config-schema.js';
 import {
@@ -48,7 +48,10 @@ export function loadBootConfig(options: LoadOptions = {}): BootConfig {
   if (configFile) {
     try {
       const text = readFileSync(configFile, 'utf8');
-      const parsed: unknown = configFile.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+      // The YAML parser is loaded only when a YAML file is there to read.
+      const parsed: unknown = configFile.endsWith('.json')
+        ? JSON.parse(text)
+        : (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
       if (parsed !== null && parsed !== undefined) {
         if (typeof parsed !== 'object' || Array.isArray(parsed))
           problems.push({ field: '(file)', reason: 'must be a mapping' });

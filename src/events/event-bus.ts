@@ -13,7 +13,17 @@ export const LIVE_CHANNEL = 'events.live';
 interface LiveMessage {
   origin: string;
   rows: EventsTable[];
+  /** Outbox rows the batch wrote (absent from older instances: then assumed some). */
+  outboxRows?: number;
 }
+
+/** What consumers learn about a committed batch besides its events. */
+export interface CommittedBatch {
+  /** Durable deliveries the batch wrote to the outbox: none means no webhook or plugin work is waiting. */
+  outboxRows: number;
+}
+
+type Consumer = (rows: EventsTable[], batch: CommittedBatch) => void;
 
 /**
  * The event bus: writes emitted events (group commit, see EventWriter) and, after each commit, hands them to
@@ -25,7 +35,7 @@ export class EventBus implements PlatformService {
   readonly dependencies = ['event_store', 'cluster_state'] as const;
   private readonly origin = randomUUID();
   private readonly writer: EventWriter;
-  private readonly consumers = new Set<(rows: EventsTable[]) => void>();
+  private readonly consumers = new Set<Consumer>();
   private unsubscribe: (() => void) | undefined;
   private receivedRemote = 0;
   private publishFailures = 0;
@@ -36,7 +46,7 @@ export class EventBus implements PlatformService {
     private readonly shared: SharedState,
     private readonly log: { warn: (obj: object, msg: string) => void },
   ) {
-    this.writer = new EventWriter(db, dialect, (rows) => this.committed(rows));
+    this.writer = new EventWriter(db, dialect, (rows, outboxRows) => this.committed(rows, outboxRows));
   }
 
   /** Writes an event; resolves with the stored row once its transaction has committed. */
@@ -45,7 +55,7 @@ export class EventBus implements PlatformService {
   }
 
   /** Every committed event, local or remote, in batches. Returns an unsubscribe function. */
-  onCommitted(consumer: (rows: EventsTable[]) => void): () => void {
+  onCommitted(consumer: Consumer): () => void {
     this.consumers.add(consumer);
     return () => this.consumers.delete(consumer);
   }
@@ -61,7 +71,7 @@ export class EventBus implements PlatformService {
       const m = message as LiveMessage;
       if (m.origin === this.origin || !Array.isArray(m.rows)) return;
       this.receivedRemote += m.rows.length;
-      this.deliver(m.rows);
+      this.deliver(m.rows, { outboxRows: typeof m.outboxRows === 'number' ? m.outboxRows : 1 });
     });
   }
 
@@ -105,11 +115,15 @@ export class EventBus implements PlatformService {
     return { fan_out: this.shared.kind === 'memory' ? 'in-process' : 'redis' };
   }
 
-  private async committed(rows: EventsTable[]): Promise<void> {
-    this.deliver(rows);
+  private async committed(rows: EventsTable[], outboxRows: number): Promise<void> {
+    this.deliver(rows, { outboxRows });
     if (this.shared.kind === 'memory') return;
     try {
-      await this.shared.publish(LIVE_CHANNEL, { origin: this.origin, rows } satisfies LiveMessage);
+      await this.shared.publish(LIVE_CHANNEL, {
+        origin: this.origin,
+        rows,
+        outboxRows,
+      } satisfies LiveMessage);
     } catch (err) {
       // Other instances fill the gap from the store when the next batch arrives (see StreamHub).
       this.publishFailures += 1;
@@ -117,10 +131,10 @@ export class EventBus implements PlatformService {
     }
   }
 
-  private deliver(rows: EventsTable[]): void {
+  private deliver(rows: EventsTable[], batch: CommittedBatch): void {
     for (const consumer of this.consumers) {
       try {
-        consumer(rows);
+        consumer(rows, batch);
       } catch (err) {
         this.log.warn({ err }, 'an event consumer failed');
       }

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, pagination } from '../http/envelope.js';
+import { plainJson } from '../http/plain-json.js';
 import {
   AuditTrail,
   EmitBody,
@@ -63,6 +64,7 @@ export function registerEventRoutes(app: App, deps: { events: EventService }): v
     '/api/v1/events',
     {
       config: { access: access.permission('events:subscribe') },
+      ...plainJson,
       schema: {
         operationId: 'listEvents',
         tags,

@@ -49,7 +49,7 @@ export class EventWriter {
     private readonly db: Kysely<Tables>,
     private readonly dialect: Dialect,
     /** Called after each commit, in sequence order, before the emitters' promises resolve. */
-    private readonly afterCommit: (rows: EventsTable[]) => Promise<void>,
+    private readonly afterCommit: (rows: EventsTable[], outboxRows: number) => Promise<void>,
   ) {}
 
   get queueSize(): number {
@@ -99,7 +99,10 @@ export class EventWriter {
         this.committedEvents += rows.length;
         this.lastSequence = rows[rows.length - 1]!.sequence;
         try {
-          await this.afterCommit(rows);
+          await this.afterCommit(
+            rows,
+            batch.reduce((n, p) => n + p.draft.subscriptionIds.length, 0),
+          );
           await this.markProcessed(rows.filter((_, i) => batch[i]!.draft.subscriptionIds.length === 0));
         } catch {
           // Already committed: the emits succeeded; a failed follow-up leaves those events `emitted`.

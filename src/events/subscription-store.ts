@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import { retryOnConflict } from '../storage/retry-on-conflict.js';
 import type { Tables } from '../storage/tables.js';
 import type { SubscriptionsTable } from './event-tables.js';
 
@@ -50,7 +51,10 @@ export class SubscriptionStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    const result = await this.db.deleteFrom('subscriptions').where('id', '=', id).executeTakeFirst();
+    // The cascade to the outbox can meet a delivery being recorded for the same rows.
+    const result = await retryOnConflict(() =>
+      this.db.deleteFrom('subscriptions').where('id', '=', id).executeTakeFirst(),
+    );
     return Number(result.numDeletedRows) > 0;
   }
 

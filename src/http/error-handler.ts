@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { nowIso } from '../kernel/new-id.js';
+import { isConflictAbort } from '../storage/retry-on-conflict.js';
 import { AppError } from './app-error.js';
 import type { App } from './app-type.js';
 import type { ErrorCode } from './error-catalogue.js';
@@ -131,9 +132,12 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
       },
     );
   }
-  request.log.error({ err: error }, 'unhandled error');
-  if (isUnavailable(error))
+  if (isUnavailable(error)) {
+    // An outage of a backing service, not a bug: one warning per request, and the client is told to retry.
+    request.log.warn({ err: error }, 'backing service unavailable');
     return new AppError('SERVICE_UNAVAILABLE', undefined, { headers: { 'retry-after': '5' } });
+  }
+  request.log.error({ err: error }, 'unhandled error');
   return new AppError('INTERNAL_ERROR', `An internal error occurred (request ${request.id})`);
 }
 
@@ -159,6 +163,8 @@ function isUnavailable(error: unknown): boolean {
         '08001',
         '08003',
       ].includes(code)) ||
+    // PostgreSQL aborted the transaction for a conflict with another one: a retry succeeds.
+    isConflictAbort(error) ||
     // ioredis gave up on a command while reconnecting; pg lost or could not open a connection (no code).
     name === 'MaxRetriesPerRequestError' ||
     (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((m) => message.startsWith(m)))

@@ -6,6 +6,7 @@ import { type Access, describeAccess } from './access.js';
 import type { App } from './app-type.js';
 import { ErrorEnvelope } from './envelope.js';
 import { boundInput } from './input-bounds.js';
+import { addOpenApiExamples } from './openapi-examples.js';
 
 const require = createRequire(import.meta.url);
 
@@ -92,11 +93,48 @@ function describeResponse(response: unknown, code: string, r: RouteTraits): unkn
     : { ...declared, 'x-response-description': description, headers };
 }
 
+interface RouteLike {
+  method: string | string[];
+  config?: unknown;
+}
+
+/** The route's declared responses plus the error envelope for every status the request gates can answer. */
+function withResponses(schema: unknown, route: RouteLike): unknown {
+  if (typeof schema !== 'object' || schema === null || (schema as { hide?: boolean }).hide) return schema;
+  const s = schema as Record<string, unknown>;
+  const config = (route.config ?? {}) as {
+    access?: Access;
+    maintenanceExempt?: boolean;
+    rateLimitExempt?: boolean;
+    authBucket?: boolean;
+  };
+  const traits: RouteTraits = {
+    rule: config.access,
+    hasBody: Boolean(s['body']),
+    hasInput: Boolean(s['body'] || s['querystring'] || s['params']),
+    hasParams: Boolean(s['params']),
+    takesBody: [route.method].flat().some((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m)),
+    maintenanceExempt: config.maintenanceExempt === true,
+    rateLimited: config.rateLimitExempt !== true,
+    credentialEndpoint: config.authBucket === true,
+  };
+  const responses: Record<string, unknown> = {};
+  for (const [code, response] of Object.entries((s['response'] as Record<string, unknown>) ?? {}))
+    responses[code] = describeResponse(response, code, traits);
+  for (const code of errorResponsesFor(traits)) {
+    if (!responses[code])
+      responses[code] = describeResponse({ $ref: 'ErrorEnvelope#' }, String(code), traits);
+  }
+  return { ...s, response: responses };
+}
+
 interface OpenApiOperation {
   tags?: string[];
   operationId?: string;
   parameters?: { in?: string; name?: string; description?: string }[];
 }
+/** What the generic error examples of an operation depend on, noted per operationId as routes are added. */
+type ExampleTraits = Map<string, { rule: Access | undefined; authBucket: boolean }>;
 interface OpenApiObject {
   paths?: Record<string, Record<string, OpenApiOperation>>;
   tags?: { name: string }[];
@@ -105,9 +143,10 @@ interface OpenApiObject {
 /**
  * Final touches on the generated document: a Fastify wildcard (`/*`, which may span several segments) becomes
  * a named `{path}` parameter, since OpenAPI path parameters need a name; one route serving several methods
- * gets one operationId per method; and every tag the operations use is declared at the top level.
+ * gets one operationId per method; every operation gets its examples; and every tag the operations use is
+ * declared at the top level.
  */
-function finishDocument(doc: OpenApiObject): OpenApiObject {
+function finishDocument(doc: OpenApiObject, exampleTraits: ExampleTraits): OpenApiObject {
   const paths: Record<string, Record<string, OpenApiOperation>> = {};
   const ids = new Set<string>();
   const names = new Set<string>();
@@ -115,7 +154,8 @@ function finishDocument(doc: OpenApiObject): OpenApiObject {
     const wildcard = path.includes('{*}');
     const ops: Record<string, OpenApiOperation> = {};
     for (const [method, op] of Object.entries(item)) {
-      const next = { ...op };
+      let next = { ...op };
+      const traits = exampleTraits.get(op.operationId ?? '') ?? { rule: undefined, authBucket: false };
       if (wildcard && next.parameters)
         next.parameters = next.parameters.map((p) =>
           p.in === 'path' && p.name === '*'
@@ -127,6 +167,7 @@ function finishDocument(doc: OpenApiObject): OpenApiObject {
           next.operationId = `${next.operationId}${method[0]?.toUpperCase()}${method.slice(1)}`;
         ids.add(next.operationId);
       }
+      next = addOpenApiExamples(next, traits);
       for (const tag of next.tags ?? []) names.add(tag);
       ops[method] = next;
     }
@@ -143,6 +184,7 @@ function finishDocument(doc: OpenApiObject): OpenApiObject {
 export async function registerOpenApi(app: App, version: string): Promise<void> {
   app.addSchema(ErrorEnvelope);
   const described = new WeakSet<object>();
+  const exampleTraits: ExampleTraits = new Map();
   app.addHook('onRoute', (route) => {
     const url = route.url;
     if (
@@ -163,24 +205,8 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
     for (const part of ['body', 'querystring', 'params', 'headers'])
       if (schema[part]) schema[part] = boundInput(schema[part]);
     const rule = route.config?.access;
-    const traits: RouteTraits = {
-      rule,
-      hasBody: Boolean(schema['body']),
-      hasInput: Boolean(schema['body'] || schema['querystring'] || schema['params']),
-      hasParams: Boolean(schema['params']),
-      takesBody: [route.method].flat().some((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m)),
-      maintenanceExempt: route.config?.maintenanceExempt === true,
-      rateLimited: route.config?.rateLimitExempt !== true,
-      credentialEndpoint: route.config?.authBucket === true,
-    };
-    const responses: Record<string, unknown> = {};
-    for (const [code, response] of Object.entries((schema['response'] as Record<string, unknown>) ?? {}))
-      responses[code] = describeResponse(response, code, traits);
-    for (const code of errorResponsesFor(traits)) {
-      if (!responses[code])
-        responses[code] = describeResponse({ $ref: 'ErrorEnvelope#' }, String(code), traits);
-    }
-    schema['response'] = responses;
+    if (typeof schema['operationId'] === 'string')
+      exampleTraits.set(schema['operationId'], { rule, authBucket: route.config?.authBucket === true });
     if (rule) {
       schema['description'] = [schema['description'], describeAccess(rule)].filter(Boolean).join('\n\n');
       if (rule.kind === 'admin') schema['security'] = [{ adminBearerAuth: [] }, { adminApiKeyAuth: [] }];
@@ -230,8 +256,12 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
       },
       security: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
     },
+    // Responses are described here, in the document only: declared on the route, every error status would get
+    // a response serializer of its own compiled at start-up (about a thousand of them), for bodies the error
+    // handler builds itself.
+    transform: ({ schema, url, route }) => ({ schema: withResponses(schema, route), url }) as never,
     transformObject: (document) =>
-      finishDocument((document as { openapiObject: OpenApiObject }).openapiObject) as never,
+      finishDocument((document as { openapiObject: OpenApiObject }).openapiObject, exampleTraits) as never,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json['$id'] ?? `def-${i}`) },
   });
 
@@ -243,10 +273,15 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
     staticCSP: true,
   });
 
-  const redocBundle = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'));
-  app.get('/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_req, reply) =>
-    reply.type('application/javascript').header('cache-control', 'public, max-age=86400').send(redocBundle),
-  );
+  // Read on first use: a megabyte that most instances never serve should not cost start-up time or memory.
+  let redocBundle: Buffer | undefined;
+  app.get('/redoc/redoc.standalone.js', { schema: { hide: true } }, async (_req, reply) => {
+    redocBundle ??= readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'));
+    return reply
+      .type('application/javascript')
+      .header('cache-control', 'public, max-age=86400')
+      .send(redocBundle);
+  });
   app.get('/redoc', { schema: { hide: true } }, async (_req, reply) =>
     reply.type('text/html; charset=utf-8').send(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Platform API — reference</title>

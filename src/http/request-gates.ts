@@ -105,6 +105,13 @@ export function registerRequestGates(
           });
         }
       }
+      // Fail closed: a route that forgot to declare its access rule is refused, never public. Only unmatched
+      // paths (the 404 answer) have no rule.
+      if (!rule && !request.is404) {
+        throw new AppError('AUTHORIZATION_DENIED', 'This route declares no access rule', {
+          details: { reason: 'no_access_rule' },
+        });
+      }
       if (!rule || rule.kind === 'public') return;
       if (authError) throw authError;
       enforceAccess(rule, request.principal);

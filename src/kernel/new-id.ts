@@ -30,4 +30,14 @@ export function newId(prefix: string): string {
   return `${prefix}_${head}${tail}`;
 }
 
-export const nowIso = (): string => new Date().toISOString();
+let isoMs = -1;
+let iso = '';
+/** The current time as ISO 8601; formatted once per millisecond (a request asks for it several times). */
+export function nowIso(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    iso = new Date(ms).toISOString();
+  }
+  return iso;
+}

@@ -15,10 +15,19 @@ interface Entry {
 export class ServiceRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly checking = new Map<string, Promise<ServiceHealth>>();
+  private readonly recent = new Map<string, { at: number; health: ServiceHealth }>();
+  private order: string[] | undefined;
+
+  /**
+   * @param healthMaxAgeMs how long a finished health check answers for its service: under load every
+   *   /status request ran every service's checks (database queries, file-system probes), most of its cost.
+   */
+  constructor(private readonly healthMaxAgeMs = 1000) {}
 
   register(service: PlatformService): void {
     if (this.entries.has(service.name)) throw new Error(`service ${service.name} is registered twice`);
     this.entries.set(service.name, { service, state: 'stopped', startedAt: undefined, errors: new Map() });
+    this.order = undefined;
   }
 
   names(): string[] {
@@ -68,6 +77,11 @@ export class ServiceRegistry {
 
   /** Dependencies before dependents; ties by registration order. Unknown or cyclic dependencies throw. */
   startOrder(): string[] {
+    this.order ??= this.computeOrder();
+    return [...this.order];
+  }
+
+  private computeOrder(): string[] {
     const order: string[] = [];
     const visiting = new Set<string>();
     const visit = (name: string, from?: string) => {
@@ -106,10 +120,10 @@ export class ServiceRegistry {
 
   /**
    * The service's health check. Callers that ask while a check of the same service is running share its
-   * result instead of starting another: under load every /status request ran every service's checks
-   * (database queries, file-system probes), most of its cost. No result is kept once the check has ended.
+   * result instead of starting another, and a finished check answers for `healthMaxAgeMs` (a start, stop or
+   * restart of the service forgets it at once). `fresh` (diagnostics) waits for a check begun now.
    */
-  health(name: string): Promise<ServiceHealth> {
+  health(name: string, options: { fresh?: boolean } = {}): Promise<ServiceHealth> {
     const e = this.entry(name);
     if (e.state !== 'running') {
       return Promise.resolve({
@@ -117,9 +131,19 @@ export class ServiceRegistry {
         checks: [{ name: 'running', status: 'fail', state: e.state }],
       });
     }
+    const recent = this.recent.get(name);
+    if (!options.fresh && recent !== undefined && performance.now() - recent.at < this.healthMaxAgeMs)
+      return Promise.resolve(recent.health);
     const running = this.checking.get(name);
     if (running !== undefined) return running;
-    const check = this.check(name, e).finally(() => this.checking.delete(name));
+    const check = this.check(name, e)
+      .then((health) => {
+        if (this.checking.get(name) === check) this.recent.set(name, { at: performance.now(), health });
+        return health;
+      })
+      .finally(() => {
+        if (this.checking.get(name) === check) this.checking.delete(name);
+      });
     this.checking.set(name, check);
     return check;
   }
@@ -152,6 +176,7 @@ export class ServiceRegistry {
 
   private async startOne(name: string): Promise<void> {
     const e = this.entry(name);
+    this.forgetHealth(name);
     if (e.state === 'running') return;
     e.state = 'starting';
     try {
@@ -165,8 +190,14 @@ export class ServiceRegistry {
     }
   }
 
+  private forgetHealth(name: string): void {
+    this.recent.delete(name);
+    this.checking.delete(name);
+  }
+
   private async stopOne(name: string): Promise<void> {
     const e = this.entry(name);
+    this.forgetHealth(name);
     if (e.state !== 'running' && e.state !== 'failed') return;
     e.state = 'stopping';
     try {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { MailMessage, MailOutcome } from './mail-message.js';
@@ -49,7 +49,7 @@ export class Mailer implements PlatformService {
       return 'logged';
     }
     try {
-      await this.transporter().sendMail({
+      await (await this.transporter()).sendMail({
         from: mail.from,
         to: message.to,
         subject: message.subject,
@@ -79,7 +79,7 @@ export class Mailer implements PlatformService {
     }
     const start = performance.now();
     try {
-      await this.transporter().verify();
+      await (await this.transporter()).verify();
       return {
         status: 'healthy',
         checks: [
@@ -129,21 +129,24 @@ export class Mailer implements PlatformService {
     };
   }
 
-  private transporter(): Transporter {
+  /** nodemailer is loaded the first time a message goes over SMTP: most instances log their mail. */
+  private async transporter(): Promise<Transporter> {
     const mail = this.config().mail;
-    if (this.transport?.url !== mail.smtp_url) {
-      this.transport?.transporter.close();
-      const timeout = mail.timeout_seconds * 1000;
-      this.transport = {
+    if (this.transport?.url === mail.smtp_url) return this.transport.transporter;
+    const { default: nodemailer } = await import('nodemailer');
+    // Checked again after the import: a concurrent caller may have made the same transport meanwhile.
+    if (this.transport?.url === mail.smtp_url) return this.transport.transporter;
+    this.transport?.transporter.close();
+    const timeout = mail.timeout_seconds * 1000;
+    this.transport = {
+      url: mail.smtp_url,
+      transporter: nodemailer.createTransport({
         url: mail.smtp_url,
-        transporter: nodemailer.createTransport({
-          url: mail.smtp_url,
-          connectionTimeout: timeout,
-          greetingTimeout: timeout,
-          socketTimeout: timeout,
-        }),
-      };
-    }
+        connectionTimeout: timeout,
+        greetingTimeout: timeout,
+        socketTimeout: timeout,
+      }),
+    };
     return this.transport.transporter;
   }
 }

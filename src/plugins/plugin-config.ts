@@ -43,7 +43,7 @@ export function validateConfig(
       details: { field: 'manifest.config_schema', reason: error },
     });
   }
-  const value = unmask(schema, structuredClone(input), current);
+  const value = unmask(schema, structuredClone(input), current) as Record<string, unknown>;
   if (!validate(value)) {
     const errors = (validate.errors ?? []).map((e) => {
       const missing = (e.params as { missingProperty?: string }).missingProperty;
@@ -70,33 +70,55 @@ const propertiesOf = (schema: unknown): Record<string, Record<string, unknown>> 
   return props && typeof props === 'object' ? (props as Record<string, Record<string, unknown>>) : {};
 };
 
+/** The schema of an array's items, when it is one schema (not a tuple). */
+const itemsOf = (schema: unknown): Record<string, unknown> | undefined => {
+  const items = (schema as { items?: unknown } | undefined)?.items;
+  return items && typeof items === 'object' && !Array.isArray(items)
+    ? (items as Record<string, unknown>)
+    : undefined;
+};
+
 const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The configuration with every value whose schema says `"secret": true` replaced by the mask. */
-export function maskConfig(schema: unknown, config: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...config };
+/**
+ * A copy of `value` with `fn` applied to every value its schema marks `"secret": true`, found through
+ * `properties` and array `items` (the places a configuration keeps nested settings).
+ */
+export function mapSecrets(schema: unknown, value: unknown, fn: (secret: unknown) => unknown): unknown {
+  if (!isObject(schema)) return value;
+  if (schema['secret'] === true) return fn(value);
+  if (Array.isArray(value)) {
+    const items = itemsOf(schema);
+    return items ? value.map((v) => mapSecrets(items, v, fn)) : value;
+  }
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = { ...value };
   for (const [key, sub] of Object.entries(propertiesOf(schema))) {
-    if (!(key in out)) continue;
-    if (sub['secret'] === true) {
-      if (out[key] !== '' && out[key] !== undefined && out[key] !== null) out[key] = SECRET_MASK;
-    } else if (isObject(out[key])) {
-      out[key] = maskConfig(sub, out[key]);
-    }
+    if (key in out) out[key] = mapSecrets(sub, out[key], fn);
   }
   return out;
 }
 
-function unmask(
-  schema: unknown,
-  input: Record<string, unknown>,
-  current: Record<string, unknown>,
-): Record<string, unknown> {
+/** The configuration with every value whose schema says `"secret": true` replaced by the mask. */
+export function maskConfig(schema: unknown, config: Record<string, unknown>): Record<string, unknown> {
+  return mapSecrets(schema, config, (v) =>
+    v === '' || v === undefined || v === null ? v : SECRET_MASK,
+  ) as Record<string, unknown>;
+}
+
+/** `input` with each secret sent back as the mask replaced by the current value at the same place. */
+function unmask(schema: unknown, input: unknown, current: unknown): unknown {
+  if (!isObject(schema)) return input;
+  if (schema['secret'] === true) return input === SECRET_MASK && current !== undefined ? current : input;
+  if (Array.isArray(input)) {
+    const items = itemsOf(schema);
+    return items && Array.isArray(current) ? input.map((v, i) => unmask(items, v, current[i])) : input;
+  }
+  if (!isObject(input)) return input;
+  const was = isObject(current) ? current : {};
   for (const [key, sub] of Object.entries(propertiesOf(schema))) {
-    if (sub['secret'] === true && input[key] === SECRET_MASK && key in current) input[key] = current[key];
-    else if (isObject(input[key]) && isObject(current[key])) {
-      input[key] = unmask(sub, input[key], current[key]);
-    }
+    if (key in input) input[key] = unmask(sub, input[key], was[key]);
   }
   return input;
 }

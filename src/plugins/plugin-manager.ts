@@ -10,6 +10,7 @@ import type { PluginSubscriptions } from '../webhooks/plugin-subscriptions.js';
 import type { CapabilityServices } from './plugin-capabilities.js';
 import { validateConfig } from './plugin-config.js';
 import { type InstallInput, readInstallPackage, splitEnabled } from './plugin-install-input.js';
+import { withLifecycleLock } from './plugin-lifecycle-lock.js';
 import type { PluginLogBook } from './plugin-log-book.js';
 import type { Manifest } from './plugin-manifest.js';
 import type { PluginPackages } from './plugin-packages.js';
@@ -65,7 +66,7 @@ const installedView = (rows: PluginRow[]): Map<string, InstalledPlugin> =>
  * The `plugin_manager` service: installs, enables, disables, updates and uninstalls plugins without a restart.
  * The installed state lives in the database and is the same for every instance; each change is announced over
  * the shared state, and every instance then loads or unloads the plugin to match (`reconcile`). Lifecycle
- * operations on one plugin run one at a time on an instance.
+ * operations on one plugin run one at a time across the cluster (`exclusive`).
  */
 export class PluginManager implements PlatformService {
   readonly name = 'plugin_manager';
@@ -97,8 +98,13 @@ export class PluginManager implements PlatformService {
   async start(): Promise<void> {
     this.running = true;
     this.unsubscribe = this.deps.shared.subscribe(CHANGED_CHANNEL, (message) => {
-      const m = message as { id?: unknown; origin?: unknown };
-      if (typeof m.id !== 'string' || m.origin === this.instance) return;
+      const m = message as { id?: unknown; all?: unknown; origin?: unknown };
+      if (m.origin === this.instance) return;
+      if (m.all === true) {
+        void this.reconcileAll().catch((err: unknown) => this.report(err));
+        return;
+      }
+      if (typeof m.id !== 'string') return;
       const id = m.id;
       void this.serial(id, () => this.reconcile(id)).catch((err: unknown) => this.report(err));
     });
@@ -211,7 +217,7 @@ export class PluginManager implements PlatformService {
   async install(input: InstallInput, who: Actor): Promise<PluginRow> {
     const { candidate, ref } = await readInstallPackage(input, this.deps);
     const { manifest } = candidate;
-    return this.serial(manifest.name, async () => {
+    return this.exclusive(manifest.name, async () => {
       if (await this.deps.store.find(manifest.name)) {
         throw new AppError(
           'RESOURCE_CONFLICT',
@@ -259,7 +265,7 @@ export class PluginManager implements PlatformService {
 
   /** Enables and loads a plugin everywhere; a plugin whose setup fails ends in `error` (the answer says so). */
   async enable(id: string, who: Actor): Promise<PluginRow> {
-    return this.serial(id, async () => {
+    return this.exclusive(id, async () => {
       await this.enableNow(id, who);
       return this.row(id);
     });
@@ -270,7 +276,7 @@ export class PluginManager implements PlatformService {
    * @throws AppError PLUGIN_DEPENDENCY_ERROR when enabled plugins depend on it
    */
   async disable(id: string, who: Actor): Promise<PluginRow> {
-    return this.serial(id, async () => {
+    return this.exclusive(id, async () => {
       const row = await this.row(id);
       checkNoDependents(id, installedView(await this.deps.store.list()).values(), 'disabled');
       await this.unload(id);
@@ -289,7 +295,7 @@ export class PluginManager implements PlatformService {
    * @throws AppError PLUGIN_DEPENDENCY_ERROR when enabled plugins depend on it
    */
   async uninstall(id: string, who: Actor): Promise<void> {
-    await this.serial(id, async () => {
+    await this.exclusive(id, async () => {
       const row = await this.row(id);
       checkNoDependents(id, installedView(await this.deps.store.list()).values(), 'uninstalled');
       await this.unload(id);
@@ -307,7 +313,7 @@ export class PluginManager implements PlatformService {
 
   /** Replaces the configuration (validated; masked secrets keep their value) and reloads a running plugin. */
   async configure(id: string, input: Record<string, unknown>, who: Actor): Promise<PluginRow> {
-    return this.serial(id, async () => {
+    return this.exclusive(id, async () => {
       const row = await this.row(id);
       const config = validateConfig(parseManifestColumn(row).config_schema, input, parseConfigColumn(row));
       await this.deps.store.update(id, { config: JSON.stringify(config) });
@@ -318,6 +324,19 @@ export class PluginManager implements PlatformService {
       await this.changed(id);
       return this.row(id);
     });
+  }
+
+  /**
+   * Runs a change of the plugin's installed state while no other runs, on this instance (`serial`) or on any
+   * other (a cluster-wide lock), so two instances changing the same plugin at once never interleave.
+   */
+  exclusive<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const p = this.deps.cfg().plugins;
+    // Long enough for the longest holder: an update downloading, then stopping and starting the plugin.
+    const waitMs = p.repository_timeout_seconds * 1000 + 3 * p.call_timeout_ms + 5000;
+    return this.serial(id, () =>
+      withLifecycleLock(this.deps.shared, id, { waitMs, onLost: (err) => this.report(err) }, fn),
+    );
   }
 
   /** Runs `fn` while no other lifecycle operation on the plugin runs on this instance. */
@@ -331,6 +350,15 @@ export class PluginManager implements PlatformService {
         if (this.locks.get(id) === next) this.locks.delete(id);
       });
     return next;
+  }
+
+  /**
+   * Loads, reloads or unloads every plugin to match the database, here and on every instance: for when the
+   * installed state was replaced underneath (a restore). A plugin that fails to load is reported and skipped.
+   */
+  async reloadAll(): Promise<void> {
+    await this.reconcileAll();
+    await this.deps.shared.publish(CHANGED_CHANNEL, { all: true, origin: this.instance });
   }
 
   // --- used by the update task ---
@@ -370,7 +398,7 @@ export class PluginManager implements PlatformService {
       log: (level, message, fields) => this.deps.logBook.write(row.id, level, message, fields),
       onFailure: (r, message) => this.failed(r, message),
       onCrash: (r, reason) => {
-        void this.serial(r.id, () => this.putInError(r.id, reason, true, r)).catch((err: unknown) =>
+        void this.exclusive(r.id, () => this.putInError(r.id, reason, true, r)).catch((err: unknown) =>
           this.report(err),
         );
       },
@@ -464,11 +492,32 @@ export class PluginManager implements PlatformService {
     await this.refreshCounts();
   }
 
+  /** `reconcile` for every plugin installed or loaded: dependents unloaded first, dependencies loaded first. */
+  private async reconcileAll(): Promise<void> {
+    if (!this.running) return;
+    const rows = await this.deps.store.list();
+    const view = installedView(rows);
+    for (const [id, r] of this.runtimes) {
+      if (!view.has(id)) view.set(id, { id, version: r.version, enabled: true, manifest: r.manifest });
+    }
+    const order = loadOrder(view.values());
+    const rank = (id: string) => order.get(id) ?? 0;
+    const wanted = rows.filter((r) => r.enabled === 1 && r.status === 'active').map((r) => r.id);
+    const stale = [...this.runtimes.keys()].filter((id) => !wanted.includes(id));
+    for (const id of stale.sort((a, b) => rank(b) - rank(a))) {
+      await this.serial(id, () => this.reconcile(id));
+    }
+    for (const id of wanted.sort((a, b) => rank(a) - rank(b))) {
+      await this.serial(id, () => this.reconcile(id));
+    }
+    await this.refreshCounts();
+  }
+
   /** Counts a failure; past `plugins.max_failures` since the plugin was loaded, the plugin is put in `error`. */
   private failed(runtime: PluginRuntime, message: string): void {
     if (!runtime.isActive() || this.runtimes.get(runtime.id) !== runtime) return;
     if (runtime.stats.errors < this.deps.cfg().plugins.max_failures) return;
-    void this.serial(runtime.id, () =>
+    void this.exclusive(runtime.id, () =>
       this.putInError(
         runtime.id,
         `disabled after ${runtime.stats.errors} failures; the last: ${message}`,

@@ -5,7 +5,7 @@ import { AppError } from '../http/app-error.js';
 import { sha256Of } from './plugin-archive.js';
 import { type Manifest, parseManifest } from './plugin-manifest.js';
 
-// Left out of a package: version control, archives made by earlier packs, and our own unpack marker.
+// Left out of a package at any depth: version control, and our own unpack marker.
 const SKIPPED = new Set(['.git', '.platform-package.json']);
 
 /**
@@ -35,8 +35,11 @@ export async function packFolder(
   }
   const entries = (await listEntries(dir, dir)).sort();
   const chunks: Buffer[] = [];
+  // sync: tar 7.5's asynchronous packer can end its gzip stream twice when a file has several hard links (as
+  // pnpm's node_modules do), throwing Z_STREAM_ERROR after the pack; the synchronous one has no such race.
+  // A plugin folder is small, and the archive is held in memory anyway.
   const stream = create(
-    { cwd: dir, gzip: true, portable: true, noMtime: true, follow: false, noDirRecurse: true },
+    { cwd: dir, gzip: true, portable: true, noMtime: true, follow: false, noDirRecurse: true, sync: true },
     entries,
   );
   for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
@@ -50,7 +53,8 @@ async function listEntries(root: string, dir: string): Promise<string[]> {
     if (SKIPPED.has(entry.name)) continue;
     const full = join(dir, entry.name);
     const rel = relative(root, full).split(sep).join('/');
-    if (dir === root && entry.name.endsWith('.tgz')) continue;
+    // Archives (and their .sha256) that earlier packs wrote into the folder itself are not part of it.
+    if (dir === root && /\.tgz(\.sha256)?$/.test(entry.name)) continue;
     out.push(rel);
     if (entry.isDirectory()) out.push(...(await listEntries(root, full)));
   }

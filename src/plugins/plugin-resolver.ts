@@ -89,19 +89,20 @@ export function checkNoDependents(id: string, installed: Iterable<InstalledPlugi
   );
 }
 
-/** Position (1-based) of every plugin in load order: dependencies first, ties by name; cycles broken by name. */
+/**
+ * Position (1-based) of every plugin in load order: a plugin comes after the installed plugins it depends on,
+ * and among those whose dependencies are all placed the name decides (the smallest topological order by name).
+ * A dependency cycle is broken by placing the first name of what remains.
+ */
 export function loadOrder(installed: Iterable<InstalledPlugin>): Map<string, number> {
   const byId = new Map([...installed].map((p) => [p.id, p]));
   const order = new Map<string, number>();
-  const visiting = new Set<string>();
-  const visit = (id: string) => {
-    if (order.has(id) || visiting.has(id)) return;
-    visiting.add(id);
-    for (const dep of Object.keys(byId.get(id)?.manifest.dependencies ?? {}).sort())
-      if (byId.has(dep)) visit(dep);
-    visiting.delete(id);
-    order.set(id, order.size + 1);
-  };
-  for (const id of [...byId.keys()].sort()) visit(id);
+  const waitsOn = (id: string) =>
+    Object.keys(byId.get(id)?.manifest.dependencies ?? {}).filter((d) => byId.has(d) && !order.has(d));
+  const remaining = [...byId.keys()].sort();
+  while (remaining.length > 0) {
+    const ready = remaining.findIndex((id) => waitsOn(id).length === 0);
+    for (const next of remaining.splice(ready === -1 ? 0 : ready, 1)) order.set(next, order.size + 1);
+  }
   return order;
 }

@@ -1,33 +1,76 @@
 import type { Kysely, Selectable } from 'kysely';
 import { nowIso } from '../kernel/new-id.js';
 import type { Tables } from '../storage/tables.js';
+import type { PluginSecretSealer } from './plugin-secret-sealer.js';
 import type { PluginsTable } from './plugin-tables.js';
 
 export type PluginRow = Selectable<PluginsTable>;
 export type PluginStatus = 'installed' | 'active' | 'disabled' | 'error' | 'updating';
 
-/** The `plugins` table (what is installed, in which state: the same for every instance) and the package archives. */
+/**
+ * The `plugins` table (what is installed, in which state: the same for every instance) and the package archives.
+ * Rows come and go with their configuration in clear; in the table its secrets are sealed (`PluginSecretSealer`).
+ */
 export class PluginStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly sealer: PluginSecretSealer,
+  ) {}
 
   async list(): Promise<PluginRow[]> {
-    return this.db.selectFrom('plugins').selectAll().orderBy('id').execute();
+    const rows = await this.db.selectFrom('plugins').selectAll().orderBy('id').execute();
+    return rows.map((r) => this.opened(r));
   }
 
   async find(id: string): Promise<PluginRow | undefined> {
-    return this.db.selectFrom('plugins').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.db.selectFrom('plugins').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && this.opened(row);
   }
 
   async insert(row: PluginRow): Promise<void> {
-    await this.db.insertInto('plugins').values(row).execute();
+    await this.db
+      .insertInto('plugins')
+      .values({ ...row, config: this.sealer.seal(row.manifest, row.config) })
+      .execute();
   }
 
   async update(id: string, changes: Partial<Omit<PluginRow, 'id'>>): Promise<void> {
-    await this.db
-      .updateTable('plugins')
-      .set({ ...changes, updated_at: changes.updated_at ?? nowIso() })
-      .where('id', '=', id)
-      .execute();
+    const set = { ...changes, updated_at: changes.updated_at ?? nowIso() };
+    if (changes.config !== undefined) {
+      // Which values are secret is the manifest's to say: the new one when it changes too.
+      const manifest =
+        changes.manifest ??
+        (await this.db.selectFrom('plugins').select('manifest').where('id', '=', id).executeTakeFirst())
+          ?.manifest;
+      if (manifest === undefined) return;
+      set.config = this.sealer.seal(manifest, changes.config);
+    }
+    await this.db.updateTable('plugins').set(set).where('id', '=', id).execute();
+  }
+
+  /**
+   * Seals the secrets of rows written before they were sealed. Each row is rewritten only if it is unchanged
+   * since it was read, so an instance starting beside running ones never undoes a newer change.
+   */
+  async sealClearSecrets(): Promise<number> {
+    const rows = await this.db.selectFrom('plugins').select(['id', 'manifest', 'config']).execute();
+    let sealed = 0;
+    for (const r of rows) {
+      if (!this.sealer.holdsClearSecret(r.manifest, r.config)) continue;
+      const config = this.sealer.seal(r.manifest, this.sealer.open(r.manifest, r.config));
+      await this.db
+        .updateTable('plugins')
+        .set({ config })
+        .where('id', '=', r.id)
+        .where('config', '=', r.config)
+        .execute();
+      sealed += 1;
+    }
+    return sealed;
+  }
+
+  private opened(row: PluginRow): PluginRow {
+    return { ...row, config: this.sealer.open(row.manifest, row.config) };
   }
 
   async delete(id: string): Promise<void> {

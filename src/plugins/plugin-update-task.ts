@@ -74,7 +74,7 @@ export class PluginUpdates {
     };
     const { manager } = this.deps;
     const who: Actor = { requestId: d.request_id ?? undefined };
-    return manager.serial(d.plugin_id, async () => {
+    return manager.exclusive(d.plugin_id, async () => {
       const before = await manager.row(d.plugin_id);
       const wasRunning = before.enabled === 1 && before.status === 'active';
 

@@ -11,6 +11,7 @@ import { PluginManager } from './plugin-manager.js';
 import { PluginPackages } from './plugin-packages.js';
 import { PluginRepositories } from './plugin-repositories.js';
 import { registerPluginResourceRoutes } from './plugin-resource-routes.js';
+import { PluginSecretSealer } from './plugin-secret-sealer.js';
 import { PluginStorageStore } from './plugin-storage-store.js';
 import { PluginStore } from './plugin-store.js';
 import { PluginSubscriptionStates } from './plugin-subscription-states.js';
@@ -28,7 +29,9 @@ export async function registerPluginModule(
   const { app, cfg, database } = ctx;
   const db = database.db;
   const reportError = (err: unknown) => ctx.registry.recordError('plugin_manager', err);
-  const store = new PluginStore(db);
+  // Plugin secrets are sealed with the key of webhook secrets and confidential event data.
+  const store = new PluginStore(db, new PluginSecretSealer(deps.eventSystem.cipher));
+  await store.sealClearSecrets();
   const packages = new PluginPackages(cfg);
   const repositories = new PluginRepositories(cfg);
   const logBook = new PluginLogBook({

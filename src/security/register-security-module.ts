@@ -21,7 +21,11 @@ export function registerSecurityModule(
   const log = ctx.app.log.child({ component: 'security' });
   const failedLogins = new FailedLoginStore(db);
   const alerts = new SecurityAlerts(new AlertStore(db), ctx.events);
-  const monitor = new SecurityMonitor({ events: ctx.events, failedLogins, alerts, config: ctx.cfg, log });
+  const monitor = new SecurityMonitor({
+    ...{ events: ctx.events, failedLogins, alerts, shared: ctx.shared },
+    config: ctx.cfg,
+    log,
+  });
   ctx.registry.register(monitor);
   const scans = new ScanStore(db);
   const scanner = new SecurityScanner({ db, store: scans, config: ctx.cfg, log, tasks });

@@ -1,9 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { PlatformEventMap, PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { FailedLoginStore } from './failed-login-store.js';
 import type { SecurityAlerts } from './security-alerts.js';
+import { ServerErrorRule } from './server-error-rule.js';
 
 type PlatformEvent = PlatformEventMap['platform.event'];
 
@@ -17,7 +19,8 @@ const isWildcard = (permission: string) => permission === '*' || permission.ends
 /**
  * The `security_monitor` service: listens to the platform's own events, stores every failed login, and raises
  * alerts by rule — brute force on one account or from one address (N failures in M minutes, config
- * `security.*`), a new administrator, a plugin installed with wildcard permissions.
+ * `security.*`), a new administrator, a plugin installed with wildcard permissions, many 5xx responses
+ * across the cluster.
  */
 export class SecurityMonitor implements PlatformService {
   readonly name = 'security_monitor';
@@ -28,19 +31,20 @@ export class SecurityMonitor implements PlatformService {
   private readonly pending = new Set<Promise<void>>();
   private readonly counts = { failed_logins_recorded: 0, events_handled: 0, rule_errors: 0 };
   private lastError: string | undefined;
-  /** Times (ms) of this instance's recent 5xx responses, at most `server_error_threshold` of them. */
-  private readonly serverErrors: number[] = [];
-  private lastServerErrorAlert = 0;
+  private readonly serverErrors: ServerErrorRule;
 
   constructor(
     private readonly deps: {
       events: PlatformEvents;
       failedLogins: FailedLoginStore;
       alerts: SecurityAlerts;
+      shared: SharedState;
       config: () => PlatformConfig;
       log: FastifyBaseLogger;
     },
-  ) {}
+  ) {
+    this.serverErrors = new ServerErrorRule(deps);
+  }
 
   async start(): Promise<void> {
     this.unsubscribe = this.deps.events.on('platform.event', (event) => this.track(this.handle(event)));
@@ -198,41 +202,10 @@ export class SecurityMonitor implements PlatformService {
     });
   }
 
-  /**
-   * Counts a response (onResponse hook). Server errors are kept per instance in a sliding window; when they
-   * reach `security.server_error_threshold` within `server_error_window_minutes` an alert is raised, at most
-   * once a minute while the errors go on.
-   */
+  /** Counts a response (onResponse hook) for the `server_errors` rule; see ServerErrorRule. */
   observeResponse(status: number): void {
     if (status < 500 || !this.unsubscribe) return;
-    const cfg = this.deps.config().security;
-    const now = Date.now();
-    const from = now - cfg.server_error_window_minutes * 60_000;
-    this.serverErrors.push(now);
-    while ((this.serverErrors[0] ?? now) < from) this.serverErrors.shift();
-    if (this.serverErrors.length > cfg.server_error_threshold) this.serverErrors.shift();
-    if (this.serverErrors.length < cfg.server_error_threshold || now - this.lastServerErrorAlert < 60_000)
-      return;
-    this.lastServerErrorAlert = now;
-    const count = this.serverErrors.length;
-    this.track(
-      this.deps.alerts
-        .raise({
-          type: 'server_errors',
-          severity: 'medium',
-          title: 'Many server errors',
-          description: `${count} responses with a 5xx status within ${cfg.server_error_window_minutes} minutes on one instance (threshold ${cfg.server_error_threshold}): something is failing, or being probed.`,
-          affectedResources: ['service:http'],
-          metadata: {
-            server_errors: count,
-            window_minutes: cfg.server_error_window_minutes,
-            last_status: status,
-            instance_pid: process.pid,
-          },
-          dedupeKey: 'server_errors',
-        })
-        .then(() => undefined),
-    );
+    this.track(this.serverErrors.observe(status));
   }
 
   private async prune(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { HubEvent } from './hub-event.js';
 import type { StreamEnd, StreamSink } from './stream-sink.js';
+import { TickCork } from './tick-cork.js';
 
 // How long a client that is not reading gets to take its final message before it is cut off: long enough
 // for a stalled reader to learn its resume point, short on shutdown so closing is not held up.
@@ -10,8 +11,10 @@ const END_GRACE_MS = { overflow: 15_000, shutdown: 1000, none: 1000 } as const;
 export class SseSink implements StreamSink {
   readonly kind = 'sse' as const;
   private done = false;
+  private readonly cork: TickCork;
 
   constructor(private readonly res: ServerResponse) {
+    this.cork = new TickCork(() => res.socket);
     res.on('close', () => {
       this.done = true;
     });
@@ -23,6 +26,7 @@ export class SseSink implements StreamSink {
 
   send(event: HubEvent): boolean {
     if (this.closed) return true;
+    this.cork.hold();
     return this.res.write(event.sseFrame());
   }
 

@@ -1,6 +1,8 @@
+import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { HubEvent } from './hub-event.js';
 import type { StreamEnd, StreamSink } from './stream-sink.js';
+import { TickCork } from './tick-cork.js';
 
 // Above this many queued bytes the socket counts as congested (the same as a stream's default high-water mark).
 const HIGH_WATER = 64 * 1024;
@@ -10,8 +12,11 @@ const DRAIN_POLL_MS = 20;
 export class WsSink implements StreamSink {
   readonly kind = 'websocket' as const;
   private awaitingPong = false;
+  private readonly cork: TickCork;
 
   constructor(private readonly socket: WebSocket) {
+    // ws keeps its net.Socket private; without it (a test double) writes simply go out one by one.
+    this.cork = new TickCork(() => (socket as unknown as { _socket?: Socket })._socket);
     socket.on('pong', () => {
       this.awaitingPong = false;
     });
@@ -28,6 +33,7 @@ export class WsSink implements StreamSink {
 
   send(event: HubEvent): boolean {
     if (this.closed) return true;
+    this.cork.hold();
     this.socket.send(event.wsFrame());
     return !this.congested();
   }

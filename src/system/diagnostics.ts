@@ -164,7 +164,7 @@ export class Diagnostics {
       case 'task_runner':
         return diagnoseTaskRunner(this.deps.tasks, this.deps.taskStore, test, signal);
       default:
-        return diagnoseByHealth(() => registry.health(component), test, signal);
+        return diagnoseByHealth(() => registry.health(component, { fresh: true }), test, signal);
     }
   }
 }

@@ -1,14 +1,28 @@
+import { performance } from 'node:perf_hooks';
 import { Type } from '@sinclair/typebox';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { access } from '../http/access.js';
 import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, Timestamp } from '../http/envelope.js';
+import { plainJson, SerializedData } from '../http/plain-json.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
 import { overallStatus } from './overall-status.js';
 import { PLATFORM_VERSION } from './platform-info.js';
 
 const tags = ['system'];
+
+/** Names /status shows for services whose registry name differs from the interface's component name (§4.1). */
+const STATUS_NAMES: Record<string, string> = { plugin_manager: 'plugins' };
+const STATUS_MAX_AGE_MS = 1000;
+
+interface StatusData {
+  status: string;
+  version: string;
+  environment: string;
+  uptime: number;
+  components: Record<string, { status: string; [k: string]: unknown } | string>;
+}
 
 const ComponentStatus = Type.Object(
   { status: Type.String({ examples: ['healthy'] }) },
@@ -66,10 +80,36 @@ export function registerHealthRoutes(
     },
   );
 
+  // The status is assembled at most once a second per format, like the health checks it is made of
+  // (docs/operations.md): a dashboard polling it many times a second costs little more than one.
+  // Kept serialized too: turning the snapshot into JSON was the largest part of answering it.
+  const recent = new Map<'full' | 'short', { at: number; data: SerializedData<StatusData> }>();
+  const assembleStatus = async (format: 'full' | 'short'): Promise<StatusData> => {
+    const names = registry.names();
+    const healths = await Promise.all(names.map((n) => registry.health(n)));
+    const components: StatusData['components'] = {};
+    names.forEach((service, i) => {
+      const health = healths[i]!;
+      const name = STATUS_NAMES[service] ?? service;
+      components[name] =
+        format === 'short'
+          ? health.status
+          : { status: health.status, ...registry.get(service).metrics(), ...(health.details ?? {}) };
+    });
+    return {
+      status: overallStatus(healths.map((h) => h.status)),
+      version: PLATFORM_VERSION,
+      environment: deps.config().server.environment,
+      uptime: Math.floor((Date.now() - deps.startedAt) / 1000),
+      components,
+    };
+  };
+
   app.get(
     '/api/v1/status',
     {
       config: { access: access.permission('read:system'), maintenanceExempt: true },
+      ...plainJson,
       schema: {
         operationId: 'getStatus',
         tags,
@@ -96,28 +136,14 @@ export function registerHealthRoutes(
       },
     },
     async (request) => {
-      const names = registry.names();
-      const healths = await Promise.all(names.map((n) => registry.health(n)));
-      const components: Record<string, { status: string; [k: string]: unknown } | string> = {};
-      names.forEach((name, i) => {
-        const health = healths[i]!;
-        if (request.query.format === 'short') {
-          components[name] = health.status;
-          return;
-        }
-        components[name] = {
-          status: health.status,
-          ...registry.get(name).metrics(),
-          ...(health.details ?? {}),
-        };
-      });
-      return ok(request, {
-        status: overallStatus(healths.map((h) => h.status)),
-        version: PLATFORM_VERSION,
-        environment: deps.config().server.environment,
-        uptime: Math.floor((Date.now() - deps.startedAt) / 1000),
-        components,
-      });
+      const format = request.query.format === 'short' ? 'short' : 'full';
+      const cached = recent.get(format);
+      // The serializer (plainJson) writes a SerializedData's JSON as the body's `data`.
+      const answer = (data: SerializedData<StatusData>) => ok(request, data as unknown as StatusData);
+      if (cached && performance.now() - cached.at < STATUS_MAX_AGE_MS) return answer(cached.data);
+      const data = new SerializedData(await assembleStatus(format));
+      recent.set(format, { at: performance.now(), data });
+      return answer(data);
     },
   );
 }

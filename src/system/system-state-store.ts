@@ -25,6 +25,10 @@ export class SystemStateStore {
       .execute();
   }
 
+  async delete(key: string): Promise<void> {
+    await this.db.deleteFrom('system_state').where('key', '=', key).execute();
+  }
+
   /** Stores `value` unless the key already has one; returns whichever value is stored (first writer wins). */
   async getOrCreate<T>(key: string, make: () => T): Promise<T> {
     const text = JSON.stringify(make());

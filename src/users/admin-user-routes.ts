@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
-import { done, Envelope, MessageOnly, ok, Pagination, pagination } from '../http/envelope.js';
+import { done, Envelope, MessageOnly, ok } from '../http/envelope.js';
 import { listUsers, UserListing } from './user-listing.js';
 import {
   CreateUserBody,
@@ -11,11 +11,9 @@ import {
   UpdateUserBody,
   UserDetail,
   UserIdParams,
-  UserListItem,
   UserListQuery,
 } from './user-schemas.js';
 import type { UserService } from './user-service.js';
-import { userListItem } from './user-views.js';
 
 const tags = ['admin', 'users'];
 const rule = { access: access.admin('admin:users') };

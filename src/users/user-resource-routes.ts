@@ -4,7 +4,7 @@ import { hasPermission } from '../auth/principal.js';
 import { access } from '../http/access.js';
 import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
-import { done, Envelope, MessageOnly, ok, Pagination, pagination } from '../http/envelope.js';
+import { done, Envelope, MessageOnly, ok } from '../http/envelope.js';
 import { listUsers, UserListing } from './user-listing.js';
 import {
   CreateUserBody,
@@ -12,12 +12,11 @@ import {
   ResourceUser,
   UpdateUserBody,
   UserIdParams,
-  UserListItem,
   UserListQuery,
 } from './user-schemas.js';
 import type { UserService } from './user-service.js';
 import type { UserRow } from './user-store.js';
-import { userListItem, userSummary } from './user-views.js';
+import { userSummary } from './user-views.js';
 
 const tags = ['users'];
 const NotFound = { 404: { $ref: 'ErrorEnvelope#' } };

@@ -223,7 +223,8 @@ const AUDIT_ACTIONS: Record<DeliveryOutcome, string> = {
   dropped: 'delivery_dropped',
 };
 
-function auditRow(r: DeliveryResult): Insertable<EventAuditTable> {
+/** The audit entry of one try's outcome (also the sweep's drops of expired events, OutboxStore.dropExpired). */
+export function auditRow(r: DeliveryResult): Insertable<EventAuditTable> {
   const details: Record<string, unknown> = {
     subscription_id: r.delivery.subscription_id,
     delivery_id: r.delivery.id,

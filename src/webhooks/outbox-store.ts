@@ -2,6 +2,7 @@ import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { EventCipher } from '../events/event-cipher.js';
 import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
+import { auditRow } from './delivery-recorder.js';
 import { countFor, idIn, idNotIn } from './id-list.js';
 import type { DeliverableEvent } from './webhook-payload.js';
 
@@ -295,31 +296,58 @@ export class OutboxStore {
   }
 
   /**
-   * Drops pending deliveries of expired events (ones no instance claims, e.g. of a paused subscription);
-   * answers the events concerned.
+   * Drops pending deliveries of expired events (ones no instance claims, e.g. of a paused subscription),
+   * with a `delivery_dropped` audit entry each in the same transaction; answers the rows dropped.
    */
-  async dropExpired(now: string, limit: number): Promise<string[]> {
-    const rows = await this.db
-      .selectFrom('event_outbox')
-      .innerJoin('events', 'events.event_id', 'event_outbox.event_id')
-      .select(['event_outbox.id', 'event_outbox.event_id'])
-      .where('event_outbox.status', '=', 'pending')
-      .where('events.expires_at', 'is not', null)
-      .where('events.expires_at', '<=', now)
-      .limit(limit)
-      .execute();
-    if (rows.length === 0) return [];
-    await this.db
-      .updateTable('event_outbox')
-      .set({ status: 'dropped', last_error: 'event expired', updated_at: now })
-      .where(
-        'id',
-        'in',
-        rows.map((r) => r.id),
-      )
-      .where('status', '=', 'pending')
-      .execute();
-    return [...new Set(rows.map((r) => r.event_id))];
+  async dropExpired(now: string, limit: number, actor: string): Promise<ClaimedDelivery[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('event_outbox')
+        .innerJoin('events', 'events.event_id', 'event_outbox.event_id')
+        .select(CLAIMED.map((c) => `event_outbox.${c}` as const))
+        .where('event_outbox.status', '=', 'pending')
+        .where('events.expires_at', 'is not', null)
+        .where('events.expires_at', '<=', now)
+        .limit(limit)
+        .execute();
+      if (rows.length === 0) return [];
+      const dropped = await trx
+        .updateTable('event_outbox')
+        .set({ status: 'dropped', last_error: 'event expired', updated_at: now })
+        .where(
+          'id',
+          'in',
+          rows.map((r) => r.id),
+        )
+        .where('status', '=', 'pending')
+        .returning(['id'])
+        .execute();
+      const ids = new Set(dropped.map((r) => r.id));
+      const gone = rows.filter((r) => ids.has(r.id));
+      for (const r of gone) r.sequence = Number(r.sequence);
+      if (gone.length > 0) {
+        // The same entry as the dispatcher's own drop of a claimed row (DeliveryRecorder).
+        await trx
+          .insertInto('event_audit')
+          .values(
+            gone.map((delivery) =>
+              auditRow({
+                delivery,
+                owner: actor,
+                outcome: 'dropped',
+                attempt: delivery.attempts,
+                at: now,
+                responseStatus: null,
+                latencyMs: null,
+                error: 'event expired',
+                actor,
+              }),
+            ),
+          )
+          .execute();
+      }
+      return gone;
+    });
   }
 }
 

@@ -8,6 +8,8 @@ import { registerPurgeRoutes } from './purge-routes.js';
 import { EVENT_PURGE, PurgeService } from './purge-service.js';
 import { registerReplayRoutes } from './replay-routes.js';
 import { EVENT_REPLAY, ReplayService } from './replay-service.js';
+import { registerSubscriptionDeliveryRoutes } from './subscription-delivery-routes.js';
+import { SubscriptionDeliveryStore } from './subscription-delivery-store.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 
 /** What other modules (plugins) build on. */
@@ -21,7 +23,8 @@ export interface WebhookModule {
 
 /**
  * Wires webhook delivery: the `webhook_dispatcher` service (woken by every committed event), replay and purge
- * (tasks `event_replay`, `event_purge`, their routes, the daily retention purge), and plugin subscribers.
+ * (tasks `event_replay`, `event_purge`, their routes, the daily retention purge), plugin subscribers, and the
+ * listing of a subscription's deliveries.
  */
 export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSystem): WebhookModule {
   const { app, cfg, database } = ctx;
@@ -47,8 +50,11 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
     reportError: (err) => ctx.registry.recordError('webhook_dispatcher', err),
   });
   ctx.registry.register(dispatcher);
-  // Local and (through the bus) other instances' commits: new deliveries may be waiting.
-  const stopWaking = eventSystem.bus.onCommitted(() => dispatcher.wake());
+  // Local and (through the bus) other instances' commits that wrote deliveries: they may be claimed here.
+  // A batch with no durable subscriber wakes nothing (retries and takeovers have the dispatcher's own poll).
+  const stopWaking = eventSystem.bus.onCommitted((_rows, batch) => {
+    if (batch.outboxRows > 0) dispatcher.wake();
+  });
   ctx.onClose(stopWaking);
   const stopWatching = ctx.config.onChange((keys) => {
     if (keys.includes('webhooks.allow_private_targets')) {
@@ -72,6 +78,10 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
   scheduleRetention(ctx, purge);
   registerReplayRoutes(app, { replay, audit: ctx.audit });
   registerPurgeRoutes(app, { purge, audit: ctx.audit });
+  registerSubscriptionDeliveryRoutes(app, {
+    subscriptions: eventSystem.subscriptions,
+    deliveries: new SubscriptionDeliveryStore(database.db),
+  });
 
   return { dispatcher, consumers, pluginSubscriptions };
 }

@@ -1,7 +1,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { createRequire } from 'node:module';
 import { isIP, type Socket } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
 
 /** A webhook target refused because it is (or resolves to) an address the platform must not reach. */
 export class TargetRefusedError extends Error {
@@ -86,6 +87,7 @@ export function guardedLookup(allow: () => boolean) {
  * was bypassed for. So DNS rebinding between a check and the connection cannot reach a private address.
  */
 export function guardedConnector(allow: () => boolean, connectTimeoutMs: number): buildConnector.connector {
+  const { buildConnector } = createRequire(import.meta.url)('undici') as typeof import('undici');
   const base = buildConnector({
     // Node's net/tls take a lookup function with this shape; the undici type does not name the option.
     ...({ lookup: guardedLookup(allow) } as object),

@@ -746,8 +746,10 @@ export class WebhookDispatcher implements PlatformService {
   /** Renews held leases; drops the pending deliveries of expired events nobody claims (paused subscriptions). */
   private async heartbeat(): Promise<void> {
     if (this.held.size > 0) await this.outbox.renew(this.owner, [...this.held], this.leaseUntil());
-    const events = await this.outbox.dropExpired(nowIso(), 500);
-    if (events.length > 0) await this.outbox.finalizeEvents(events);
+    const dropped = await this.outbox.dropExpired(nowIso(), 500, 'webhook_dispatcher');
+    if (dropped.length === 0) return;
+    this.counts.dropped += dropped.length;
+    await this.outbox.finalizeEvents([...new Set(dropped.map((r) => r.event_id))]);
   }
 
   private leaseUntil(): string {

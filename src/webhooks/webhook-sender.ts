@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { parseRetryAfter } from './retry-schedule.js';
 import { guardedConnector, TargetRefusedError } from './target-guard.js';
 
@@ -21,30 +22,29 @@ export interface SendOutcome {
 
 // Enough of a response to keep the connection reusable; anything longer is cut and the socket dropped.
 const RESPONSE_LIMIT = 64 * 1024;
+const require = createRequire(import.meta.url);
 
 /**
  * Posts webhook requests through one keep-alive undici agent (a pool per target origin). Redirects are not
  * followed: a 3xx is a failed attempt, so a target cannot bounce a delivery to an address it may not reach.
  */
 export class WebhookSender {
-  private agent: Agent;
+  private agent: Agent | undefined;
   private stopping = false;
   private readonly controllers = new Set<AbortController>();
   private readonly targets = new Map<string, { origin: string; path: string }>();
 
-  constructor(private readonly allowPrivate: () => boolean) {
-    this.agent = this.createAgent();
-  }
+  constructor(private readonly allowPrivate: () => boolean) {}
 
   /** Drops pooled connections (after `webhooks.allow_private_targets` changed, so none outlives the rule). */
   async reset(): Promise<void> {
     const old = this.agent;
-    this.agent = this.createAgent();
-    await old.close().catch(() => {});
+    this.agent = undefined;
+    await old?.close().catch(() => {});
   }
 
   async close(): Promise<void> {
-    await this.agent.destroy().catch(() => {});
+    await this.agent?.destroy().catch(() => {});
   }
 
   /** Aborts every request under way; they answer `aborted` (the dispatcher hands their rows back). */
@@ -72,7 +72,7 @@ export class WebhookSender {
     this.controllers.add(controller);
     try {
       const target = this.target(url);
-      const res = await this.agent.request({
+      const res = await this.pool().request({
         origin: target.origin,
         path: target.path,
         method: 'POST',
@@ -118,7 +118,14 @@ export class WebhookSender {
     return target;
   }
 
+  /** The pool, made on the first delivery: undici is loaded then, not at start-up. */
+  private pool(): Agent {
+    this.agent ??= this.createAgent();
+    return this.agent;
+  }
+
   private createAgent(): Agent {
+    const { Agent } = require('undici') as typeof import('undici');
     return new Agent({
       connect: guardedConnector(this.allowPrivate, 10_000),
       keepAliveTimeout: 30_000,

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { create, Parser, type ReadEntry, type TarOptionsWithAliasesAsyncNoFile } from 'tar';
+import { gzipSync } from 'node:zlib';
+import { create, Header, Parser, type ReadEntry, type TarOptionsWithAliasesAsyncNoFile } from 'tar';
 import { expect } from 'vitest';
 import { newId } from '../../src/kernel/new-id.js';
 import { eventually } from '../helpers/eventually.js';
@@ -94,6 +95,30 @@ export async function packTar(options: TarOptionsWithAliasesAsyncNoFile, entries
   const chunks: Buffer[] = [];
   for await (const chunk of pack as AsyncIterable<Buffer>) chunks.push(chunk);
   return Buffer.concat(chunks);
+}
+
+/**
+ * A gzipped tar written header by header, for entries the tar package cannot be trusted to pack: with a hard
+ * link in the folder, tar 7.5's packer can end its gzip stream twice (a Z_STREAM_ERROR thrown after the pack
+ * has finished), so hard links are planted this way.
+ */
+export function tarOf(entries: { path: string; type: 'File' | 'Link'; body?: string; linkpath?: string }[]) {
+  const blocks: Buffer[] = [];
+  for (const entry of entries) {
+    const body = Buffer.from(entry.body ?? '');
+    const header = Buffer.alloc(512);
+    new Header({
+      path: entry.path,
+      type: entry.type,
+      linkpath: entry.linkpath,
+      size: body.length,
+      mode: 0o644,
+      mtime: new Date(0),
+    }).encode(header, 0);
+    blocks.push(header, body, Buffer.alloc((512 - (body.length % 512)) % 512));
+  }
+  blocks.push(Buffer.alloc(1024));
+  return gzipSync(Buffer.concat(blocks));
 }
 
 /** A manifest for a planted archive, with the checksums of the files given (path → content). */

@@ -1,9 +1,9 @@
-import { existsSync, linkSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
-import { backupFolder, manifestFor, packTar, plantArchive, writeTree } from './backup-fixtures.js';
+import { backupFolder, manifestFor, packTar, plantArchive, tarOf, writeTree } from './backup-fixtures.js';
 
 /** Restores a backup and expects the refusal, before any task starts or any data changes. */
 async function expectRefused(t: TestPlatform, token: string, id: string, reason: string) {
@@ -122,9 +122,13 @@ describe('a restore verifies the archive before it touches anything', () => {
     });
     await expectRefused(t, admin, symlink, 'unsafe_entry_type');
 
-    const hardlink = await plantArchive(t, (dir) => {
-      writeTree(dir, { 'manifest.json': '{}', 'plugins/a.txt': 'a' });
-      linkSync(join(dir, 'plugins', 'a.txt'), join(dir, 'plugins', 'b.txt'));
+    const hardlink = await plantArchive(t, () => {}, {
+      pack: async () =>
+        tarOf([
+          { path: 'manifest.json', type: 'File', body: '{}' },
+          { path: 'plugins/a.txt', type: 'File', body: 'a' },
+          { path: 'plugins/b.txt', type: 'Link', linkpath: 'plugins/a.txt' },
+        ]),
     });
     await expectRefused(t, admin, hardlink, 'unsafe_entry_type');
   });

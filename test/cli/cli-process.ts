@@ -1,13 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { platformCommand } from '../../scripts/platform-command.js';
 import type { ConfigTree } from '../../src/config/config-tree.js';
-import { PROJECT_ROOT } from '../../src/system/platform-info.js';
 
-const require = createRequire(import.meta.url);
-const TSX = pathToFileURL(require.resolve('tsx')).href;
-const MAIN = join(PROJECT_ROOT, 'src', 'main.ts');
+// Decided once per test file: the build when it is current (CI builds first), else the sources through tsx.
+const PLATFORM = platformCommand().args;
 
 /**
  * The environment of a CLI run on the given test storage: the parent's environment without any PLATFORM
@@ -45,9 +41,9 @@ export interface CliProcess {
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
 }
 
-/** Starts `platform <args>` from the TypeScript source (no build needed). */
+/** Starts `platform <args>`: from `dist` when it is current, else from the TypeScript sources. */
 export function startCli(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): CliProcess {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+  const child = spawn(process.execPath, [...PLATFORM, ...args], {
     cwd: options.cwd,
     env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -80,9 +80,17 @@ export class Cluster {
     private readonly env: Record<string, string>,
   ) {}
 
-  /** Starts `count` instances: the first alone (it migrates and creates the admin), then the rest at once. */
-  static async start(count: number, env: Record<string, string> = {}): Promise<Cluster> {
-    const provisioned = await provisionStorage();
+  /**
+   * Starts `count` instances: the first alone (it migrates and creates the admin), then the rest at once. They
+   * use a fresh database and Redis prefix on the suite's services, or `storage` when given (its `cleanup` runs
+   * on `close()`).
+   */
+  static async start(
+    count: number,
+    env: Record<string, string> = {},
+    storage?: { tree: ConfigTree; cleanup: () => Promise<void> },
+  ): Promise<Cluster> {
+    const provisioned = storage ?? (await provisionStorage());
     const cluster = new Cluster(provisioned.tree, provisioned.cleanup, env);
     try {
       await cluster.add();

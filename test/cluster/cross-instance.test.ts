@@ -286,6 +286,42 @@ describe('a cluster of three instances', { timeout: 30_000 }, () => {
     expect(pids.size).toBe(3);
   });
 
+  it('disables, enables and uninstalls the plugin on every instance from any one', async () => {
+    // With the admin's token: anonymous calls are limited to 6 across the cluster here.
+    const ping = async (i: Instance) =>
+      (await i.api('GET', `/api/v1/ext/${PROBE_PLUGIN}/ping`, { token: admin.get(i)! })).status;
+    const everywhere = async (status: number) => {
+      for (const i of all) {
+        const seen = await eventually(async () => (await ping(i)) === status, 10_000);
+        expect(seen, `${i.name} answers ${status}`).toBe(true);
+      }
+    };
+    const state = async (i: Instance) =>
+      (await i.api('GET', `/api/v1/admin/plugins/${PROBE_PLUGIN}`, { token: admin.get(i)! })).data.data
+        .plugin;
+
+    const off = await b.api('POST', `/api/v1/admin/plugins/${PROBE_PLUGIN}/disable`, {
+      token: admin.get(b)!,
+    });
+    expect(off.status, JSON.stringify(off.data)).toBe(200);
+    await everywhere(404);
+    for (const i of all) expect(await state(i)).toMatchObject({ status: 'disabled', enabled: false });
+
+    const on = await c.api('POST', `/api/v1/admin/plugins/${PROBE_PLUGIN}/enable`, { token: admin.get(c)! });
+    expect(on.status, JSON.stringify(on.data)).toBe(200);
+    await everywhere(200);
+    for (const i of all)
+      expect(await state(i)).toMatchObject({ status: 'active', enabled: true, health: 'healthy' });
+
+    const removed = await b.api('DELETE', `/api/v1/admin/plugins/${PROBE_PLUGIN}`, { token: admin.get(b)! });
+    expect(removed.status, JSON.stringify(removed.data)).toBe(200);
+    await everywhere(404);
+    for (const i of all) {
+      const list = await i.api('GET', '/api/v1/admin/plugins', { token: admin.get(i)! });
+      expect(list.data.data.plugins).toEqual([]);
+    }
+  });
+
   it('refuses an address blocked through A on B and C', async () => {
     const from = { 'x-forwarded-for': '203.0.113.50' };
     for (const i of all) expect((await i.api('GET', '/api/v1/health', { headers: from })).status).toBe(200);

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -8,8 +8,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 import { type Browser, openBrowser } from './browser.js';
 import { builtConsole } from './built-console.js';
+import { DEMO_TOKEN, demoPlugins } from './demo-plugins.js';
 
 const SHOTS = fileURLToPath(new URL('../../test-results/console/', import.meta.url));
+
+/** Every section of the navigation: its link and the heading of its page. */
+const PAGES: readonly [label: string, heading: string][] = [
+  ['Overview', 'Overview'],
+  ['Users', 'Users'],
+  ['Plugins', 'Plugins'],
+  ['Events', 'Events'],
+  ['Subscriptions', 'Subscriptions'],
+  ['Tasks', 'Tasks'],
+  ['Backups', 'Backups'],
+  ['Security', 'Security'],
+  ['Configuration', 'Configuration'],
+  ['Maintenance', 'Maintenance'],
+  ['Audit log', 'Audit log'],
+  ['Logs', 'Logs'],
+  ['Account', 'Account'],
+];
+const slug = (label: string) => label.toLowerCase().replaceAll(' ', '-');
 
 /** A webhook target on a real socket that records what it receives. */
 async function startReceiver(): Promise<{
@@ -47,27 +66,40 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
   let browser: Browser;
   let page: Page;
   let token: string;
+  let uploadPath: string;
 
   const shot = (name: string, fullPage = true) =>
     page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage });
   const open = async (label: string, heading: string) => {
     await page
-      .getByRole('navigation', { name: 'Sections' })
+      .getByRole('navigation', { name: 'Sections', exact: true })
       .getByRole('link', { name: label, exact: true })
       .click();
     await page.getByRole('heading', { level: 1, name: heading }).waitFor();
   };
-  /** Waits until a page section has settled: its content, or the notice that its endpoint is not available. */
-  const settled = (css: string, text?: string) => {
-    let target = page.locator(css).or(page.locator('[data-state="not-available"]'));
-    if (text) target = target.or(page.getByText(text));
-    return target.first().waitFor();
-  };
+  /** Waits until nothing on the page is loading any more (ApiView marks loading with aria-busy). */
+  const loaded = () => page.locator('main [aria-busy="true"]').first().waitFor({ state: 'detached' });
+  /** How much wider than the window the page is (0: no sideways scrolling). */
+  const overflow = async () =>
+    (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+  /** What sticks out to the right of the window (table cells scroll in their frame, unless taken out of the flow). */
+  const stickingOut = async () =>
+    (await page.evaluate(`[...document.querySelectorAll('body *')]
+      .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+      .filter((e) => !e.closest('.table-wrap') || getComputedStyle(e).position === 'absolute')
+      .slice(0, 5)
+      .map((e) => e.tagName.toLowerCase() + (e.className ? '.' + e.className : ''))
+      .join(', ')`)) as string;
+  const focused = async () => (await page.evaluate('document.activeElement?.textContent ?? ""')) as string;
 
   beforeAll(async () => {
+    // The folder holds this run's screenshots only.
+    rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     const dist = await builtConsole();
-    t = await startPlatform({ console: { dist_dir: dist } });
+    const plugins = await demoPlugins();
+    uploadPath = plugins.uploadPath;
+    t = await startPlatform({ console: { dist_dir: dist }, plugins: { repositories: [plugins.repository] } });
     base = await t.platform.listen();
     token = await t.adminToken();
     browser = await openBrowser();
@@ -79,19 +111,32 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     await t?.close();
   });
 
-  it('logs in with the keyboard alone and lands on the overview', async () => {
+  it('logs in with the keyboard alone and lands on the overview with live charts', async () => {
     await page.goto(`${base}/console/`);
     await page.getByRole('heading', { name: 'Platform console' }).waitFor();
     await shot('01-login');
     // The username field has focus on load; Tab moves to the password, Enter submits.
     await page.keyboard.type('admin');
     await page.keyboard.press('Tab');
+    // Keyboard focus is visible: the focused field has the focus outline.
+    expect(await page.evaluate('getComputedStyle(document.activeElement).outlineStyle')).toBe('solid');
     await page.keyboard.type(ADMIN_PASSWORD);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await page.getByRole('heading', { name: 'Components' }).waitFor();
-    await settled('.chart', 'The platform reported no metric series.');
+    await loaded();
     expect(await page.locator('.stats').first().textContent()).toContain('Version');
+    // uPlot charts from /api/v1/metrics: request rate, latency percentiles, memory and event rate.
+    const captions = await page.locator('.chart figcaption').allTextContents();
+    for (const title of ['Request rate', 'Latency', 'Memory', 'Event rate']) {
+      expect(
+        captions.some((c) => c.startsWith(title)),
+        title,
+      ).toBe(true);
+    }
+    expect(await page.locator('.chart canvas').count()).toBeGreaterThanOrEqual(4);
+    const latency = await page.locator('.chart', { hasText: 'Latency' }).textContent();
+    for (const p of ['p50', 'p95', 'p99']) expect(latency).toContain(p);
     await shot('02-overview');
   });
 
@@ -106,6 +151,12 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
 
   it('creates a user, finds it by search and opens it', async () => {
     await open('Users', 'Users');
+    // A new page puts focus on its heading; Tab then walks the page in reading order.
+    expect(await page.evaluate('document.activeElement?.id')).toBe('page-title');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Your API keys and sessions');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement?.type')).toBe('search');
     await page.locator('summary', { hasText: 'Create user' }).click();
     const form = page.getByRole('form', { name: 'Create user' });
     await form.getByLabel('Username', { exact: true }).fill('console-made');
@@ -158,30 +209,99 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     expect(await page.content()).not.toContain(key);
   });
 
-  it('installs and enables a plugin', async () => {
+  it('installs a plugin from the repository and enables it', async () => {
     await open('Plugins', 'Plugins');
-    const available = await t.request('GET', '/api/v1/admin/plugins/available', { token });
-    const offered = Object.values(available.data.data).find(Array.isArray) as { name: string }[];
-    expect(offered.length).toBeGreaterThan(0);
-    const name = offered[0]!.name;
     const form = page.getByRole('form', { name: 'Install plugin' });
-    await form.getByLabel('Plugin').selectOption(name);
+    await form.locator('option[value="console-demo"]').waitFor({ state: 'attached' });
+    await form.getByLabel('Plugin').selectOption('console-demo');
+    await form.getByLabel('Version').selectOption('1.0.0');
+    // Installed disabled, so that enabling is the console's doing.
+    await form.getByLabel('Enable after installing').uncheck();
     await form.getByRole('button', { name: 'Install' }).click();
-    const row = page.locator(`tr[data-plugin="${name}"]`);
-    await row.waitFor({ timeout: 20_000 });
-    if ((await row.getByRole('button', { name: `Enable ${name}` }).count()) > 0) {
-      await row.getByRole('button', { name: `Enable ${name}` }).click();
-    }
-    await row.getByRole('button', { name: `Disable ${name}` }).waitFor();
-    const list = await t.request('GET', '/api/v1/admin/plugins', { token });
-    const plugins = Object.values(list.data.data).find(Array.isArray) as { id: string; enabled: boolean }[];
-    expect(plugins.find((p) => p.id === name)?.enabled).toBe(true);
+    await page.getByRole('status').filter({ hasText: 'console-demo installed.' }).waitFor();
+    const row = page.locator('tr[data-plugin="console-demo"]');
+    await row.getByRole('button', { name: 'Enable console-demo' }).click();
+    await row.getByRole('button', { name: 'Disable console-demo' }).waitFor();
+    const detail = await t.request('GET', '/api/v1/admin/plugins/console-demo', { token });
+    expect(detail.data.data.plugin.enabled).toBe(true);
     await shot('05-plugins');
   });
 
-  it('shows an emitted event live in the events page and opens its detail', async () => {
+  it("edits a plugin's configuration with its secret masked, and updates it with the task's progress", async () => {
+    const set = await t.request('PUT', '/api/v1/plugins/console-demo', {
+      token,
+      body: { config: { greeting: 'hi', api_token: DEMO_TOKEN } },
+    });
+    expect(set.statusCode).toBe(200);
+    await open('Plugins', 'Plugins');
+    await page.getByRole('link', { name: 'console-demo' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Plugin console-demo' }).waitFor();
+    const config = page.getByRole('form', { name: 'Plugin configuration' });
+    const secret = config.getByLabel('api_token');
+    await secret.waitFor();
+    expect(await secret.getAttribute('type')).toBe('password');
+    expect(await secret.inputValue()).not.toBe(DEMO_TOKEN);
+    expect(await page.content()).not.toContain(DEMO_TOKEN);
+    await config.getByLabel('greeting').fill('hello from the console');
+    await config.getByRole('button', { name: 'Save configuration' }).click();
+    await page.getByRole('status').filter({ hasText: 'Configuration saved.' }).waitFor();
+    // The untouched secret went back masked and kept its value; the plugin was reloaded with the change.
+    const state = await t.request('GET', '/api/v1/ext/console-demo/state', { token });
+    expect(state.data.data).toEqual({
+      version: '1.0.0',
+      greeting: 'hello from the console',
+      token_kept: true,
+    });
+    // Its log, written by the plugin itself.
+    await page.locator('.log-lines').getByText('console-demo 1.0.0 ready').first().waitFor();
+    const update = page.getByRole('form', { name: 'Update plugin' });
+    await update.getByLabel('Target version').fill('1.1.0');
+    await update.getByRole('button', { name: 'Update' }).click();
+    const task = page.locator('.task');
+    await task.getByTestId('task-status').getByText('completed').waitFor({ timeout: 20_000 });
+    expect(await task.locator('progress').getAttribute('value')).toBe('100');
+    expect(await task.locator('.steps').textContent()).toContain('download');
+    // The page reloads the plugin when the task ends: the new version shows.
+    await page.locator('.kv').getByText('1.1.0', { exact: true }).waitFor();
+    const after = await t.request('GET', '/api/v1/ext/console-demo/state', { token });
+    expect(after.data.data).toEqual({
+      version: '1.1.0',
+      greeting: 'hello from the console',
+      token_kept: true,
+    });
+    await shot('05-plugin-detail');
+  });
+
+  it('installs a plugin from an uploaded package file, and disables it', async () => {
+    await open('Plugins', 'Plugins');
+    const form = page.getByRole('form', { name: 'Install plugin' });
+    await form.getByLabel('Package file (.tgz)').check();
+    await form.getByLabel('Package file', { exact: true }).setInputFiles(uploadPath);
+    await form.getByRole('button', { name: 'Install' }).click();
+    await page.getByRole('status').filter({ hasText: 'console-upload installed.' }).waitFor();
+    const row = page.locator('tr[data-plugin="console-upload"]');
+    await row.getByRole('button', { name: 'Disable console-upload' }).click();
+    await row.getByRole('button', { name: 'Enable console-upload' }).waitFor();
+    const list = await t.request('GET', '/api/v1/admin/plugins', { token });
+    const upload = list.data.data.plugins.find((p: { id: string }) => p.id === 'console-upload');
+    expect(upload).toMatchObject({ enabled: false, version: '2.0.0' });
+  });
+
+  it('shows an emitted event live in the events page, filtered by pattern, and opens its detail', async () => {
     await open('Events', 'Events');
-    await page.getByTestId('stream-status').getByText('live').waitFor();
+    await page.locator('[data-testid="stream-status"][data-patterns="*"]').getByText('live').waitFor();
+    await page.getByLabel('Patterns').fill('console.*');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    // Live once the server has confirmed the new pattern.
+    await page
+      .locator('[data-testid="stream-status"][data-patterns="console.*"]')
+      .getByText('live')
+      .waitFor();
+    const noise = await t.request('POST', '/api/v1/events', {
+      token,
+      body: { event_type: 'other.noise', source: 'browser-test', data: {} },
+    });
+    expect(noise.statusCode).toBe(201);
     const emitted = await t.request('POST', '/api/v1/events', {
       token,
       body: { event_type: 'console.check', source: 'browser-test', data: { order: 42 } },
@@ -190,6 +310,8 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     const live = page.getByTestId('live-events');
     await live.getByRole('link', { name: 'console.check' }).waitFor();
     expect(await live.textContent()).toContain('"order":42');
+    // Emitted first, but outside the pattern: not shown.
+    expect(await live.getByText('other.noise').count()).toBe(0);
     await shot('06-events');
     await live.getByRole('link', { name: 'console.check' }).click();
     await page.getByRole('heading', { level: 1, name: 'Event' }).waitFor();
@@ -242,6 +364,27 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
         return (await row.getByTestId('events-delivered').textContent()) === '1';
       }, 15_000);
       await shot('07-subscriptions-delivered');
+      expect(await row.getByTestId('success-rate').textContent()).toBe('100.0 %');
+      // The subscription's page lists the delivery; the event's page shows the attempt.
+      await row.getByRole('link', { name: 'console-hook' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Subscription' }).waitFor();
+      const delivery = page
+        .getByRole('table', { name: 'Deliveries' })
+        .locator('tr', { hasText: 'console.hooked' });
+      await delivery.getByText('delivered', { exact: true }).waitFor();
+      expect(await delivery.textContent()).toContain('HTTP 200');
+      await shot('07-subscription-detail');
+      // The status filter asks the deliveries endpoint again: no failed ones, then the delivered one back.
+      const statusFilter = page.locator('.filters').getByLabel('Status');
+      await statusFilter.selectOption('failed');
+      await page.getByRole('table', { name: 'Deliveries' }).getByText('No deliveries.').waitFor();
+      await statusFilter.selectOption('delivered');
+      await delivery.getByText('delivered', { exact: true }).waitFor();
+      await delivery.getByRole('link', { name: 'console.hooked' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Event' }).waitFor();
+      const attempt = page.getByRole('table', { name: 'Delivery attempts' }).locator('tbody tr');
+      await attempt.getByText('delivered', { exact: true }).waitFor();
+      expect(await attempt.textContent()).toContain('HTTP 200');
     } finally {
       receiver.server.close();
     }
@@ -254,6 +397,25 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     await row.getByText('paused').waitFor();
     await row.getByRole('button', { name: 'Resume' }).click();
     await row.getByText('active').waitFor();
+  });
+
+  it('follows a running task and cancels it', async () => {
+    // A replay paced at a minute between events stays running long enough to cancel.
+    const replay = await t.request('POST', '/api/v1/events/replay', {
+      token,
+      body: { event_filter: { event_types: ['console.*'] }, delay_between_events_ms: 60_000 },
+    });
+    expect(replay.statusCode).toBe(202);
+    const id = replay.data.data.task_id as string;
+    await open('Tasks', 'Tasks');
+    const row = page.locator(`tr[data-task="${id}"]`);
+    await row.getByText('running', { exact: true }).waitFor();
+    expect(await row.locator('progress').count()).toBe(1);
+    await shot('10-tasks-running');
+    await row.getByRole('button', { name: /^Cancel/ }).click();
+    await row.getByText('cancelled', { exact: true }).waitFor();
+    const task = await t.request('GET', `/api/v1/tasks/${id}`, { token });
+    expect((task.data.data.task ?? task.data.data).status).toBe('cancelled');
   });
 
   it('shows configuration problems beside the field, then saves a valid change', async () => {
@@ -339,6 +501,31 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     await shot('10-backups');
   });
 
+  it('restores a backup only after a confirmation, which Escape cancels and the keyboard gives', async () => {
+    const row = page.locator('tbody tr').first();
+    const backupId = await row.getAttribute('data-backup');
+    const restore = row.getByRole('button', { name: 'Restore' });
+    await restore.click();
+    const dialog = page.getByRole('dialog', { name: `Restore ${backupId}?` });
+    await dialog.waitFor();
+    await shot('10-backups-confirm', false);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    // Focus returns to the button that opened it, and nothing was started.
+    expect(await focused()).toBe('Restore');
+    expect(await page.getByText(/Restore of .* started/).count()).toBe(0);
+    // Enter opens it again; focus starts on Cancel (the safe choice), Tab reaches the confirm button.
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    expect(await focused()).toBe('Cancel');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Restore now');
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').getByText(`Restore of ${backupId} started.`).waitFor();
+    await page.getByTestId('task-status').getByText('completed').waitFor({ timeout: 30_000 });
+    await shot('10-backups-restored');
+  });
+
   it('shows what the console did in the audit log', async () => {
     await open('Audit log', 'Audit log');
     await page.getByText('system.maintenance.enable', { exact: true }).first().waitFor();
@@ -349,43 +536,46 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     await shot('10-audit-log');
   });
 
-  it('renders every other page, with data or a clear "not available"', async () => {
-    const pages: [string, string, string, string?][] = [
-      ['Tasks', 'Tasks', 'table'],
-      ['Logs', 'Logs', '.log-lines'],
-    ];
-    for (const [label, heading, content, text] of pages) {
+  it('shows every page at 1280 px wide with its data, and nothing "not available"', async () => {
+    for (const [label, heading] of PAGES) {
       await open(label, heading);
-      await settled(content, text);
-      await shot(`10-${label.toLowerCase().replaceAll(' ', '-')}`);
+      await loaded();
+      expect(await page.locator('[data-state="not-available"]').count(), label).toBe(0);
+      expect(await overflow(), `${label}: ${await stickingOut()}`).toBeLessThanOrEqual(0);
+      await shot(`12-wide-${slug(label)}`);
     }
   });
 
-  it('works at 390 px wide: the navigation folds behind a menu button and nothing overflows', async () => {
+  it('works at 390 px wide: the navigation folds behind a menu button and no page is wider than the screen', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
       await page.goto(`${base}/console/`);
       await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-      await settled('.chart', 'The platform reported no metric series.');
-      const nav = page.getByRole('navigation', { name: 'Sections' });
+      const nav = page.getByRole('navigation', { name: 'Sections', exact: true });
       expect(await nav.isVisible()).toBe(false);
-      await shot('11-mobile-overview', false);
       await page.getByRole('button', { name: 'Menu' }).click();
       // The opened menu spans the width above the page, and the page does not get wider.
       const box = await nav.boundingBox();
       expect(box?.width).toBeGreaterThan(380);
       expect(box?.x).toBe(0);
-      expect(
-        (await page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number,
-      ).toBe(0);
+      expect(await overflow()).toBe(0);
       await shot('11-mobile-menu', false);
-      await nav.getByRole('link', { name: 'Users' }).click();
-      await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
+      // Escape folds the menu again and gives focus back to its button.
+      await page.keyboard.press('Escape');
       expect(await nav.isVisible()).toBe(false);
-      await settled('table');
-      const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
-      expect(overflow as number).toBeLessThanOrEqual(0);
-      await shot('11-mobile-users');
+      expect(await focused()).toBe('Menu');
+      for (const [label, heading] of PAGES) {
+        if (!(await nav.isVisible())) await page.getByRole('button', { name: 'Menu' }).click();
+        await nav.getByRole('link', { name: label, exact: true }).click();
+        await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+        expect(await nav.isVisible(), label).toBe(false);
+        await loaded();
+        expect(
+          (await page.evaluate('document.documentElement.scrollWidth')) as number,
+          `${label} is wider than 390 px: ${await stickingOut()}`,
+        ).toBeLessThanOrEqual(390);
+        await shot(`13-narrow-${slug(label)}`);
+      }
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });
     }
@@ -408,7 +598,8 @@ describe('the admin console in a real browser', { timeout: 30_000 }, () => {
     );
     // The new token works: the next page loads its data.
     await open('Users', 'Users');
-    await settled('table');
+    await loaded();
+    await page.getByRole('link', { name: 'admin', exact: true }).waitFor();
   });
 
   it('logs out: the session ends on the server and the tab forgets its refresh token', async () => {

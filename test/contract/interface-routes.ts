@@ -1,8 +1,8 @@
 /**
  * Every method + path of the interface: the endpoint tables of the spec (platform-api.md §4.1–§4.4, §5.7)
  * and the paths that decisions.md fixes (§1 PATCH beside PUT, §2 auth and API keys, §4 webhooks, replay and
- * purge status, §5 plugin paths, §6 administration paths). Kept here, in the project, so the suite never
- * reads the shared spec; `source` says where each row comes from.
+ * purge status, §5 plugin paths, §6 administration paths), and the project's own additions. Kept here, in the
+ * project, so the suite never reads the shared spec; `source` says where each row comes from.
  */
 export interface InterfaceRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -92,6 +92,7 @@ export const INTERFACE_ROUTES: readonly InterfaceRoute[] = [
   route('PUT', '/events/subscriptions/{subscription_id}', '§4.3'),
   route('PATCH', '/events/subscriptions/{subscription_id}', 'decisions §1 (PATCH beside PUT)'),
   route('DELETE', '/events/subscriptions/{subscription_id}', '§4.3'),
+  route('GET', '/events/subscriptions/{subscription_id}/deliveries', 'docs/webhooks.md (project addition)'),
   route('GET', '/events/stream', '§4.3'),
   route('GET', '/events/stats', '§4.3'),
   route('GET', '/events/health', '§4.3'),

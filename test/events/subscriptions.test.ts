@@ -20,6 +20,10 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
 
   const create = (token: string, body: Record<string, unknown>) =>
     t.request('POST', '/api/v1/events/subscriptions', { token, body });
+  const remove = async (id: string, token: string) => {
+    const res = await t.request('DELETE', `/api/v1/events/subscriptions/${id}`, { token });
+    expect(res.statusCode, JSON.stringify(res.data)).toBe(200);
+  };
   const outboxFor = async (eventId: string) =>
     t.platform.context.database.db
       .selectFrom('event_outbox')
@@ -70,7 +74,7 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
       .where('id', '=', sub.subscription_id)
       .executeTakeFirstOrThrow();
     expect(stored.webhook_secret).not.toContain(sub.webhook_config.secret);
-    await t.request('DELETE', `/api/v1/events/subscriptions/${sub.subscription_id}`, { token: ann.access });
+    await remove(sub.subscription_id, ann.access);
   });
 
   it('queues one outbox row per matching active subscription in the emitting transaction', async () => {
@@ -117,7 +121,7 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
       [a, ann.access],
       [b, bob.access],
     ] as const) {
-      await t.request('DELETE', `/api/v1/events/subscriptions/${s.subscription_id}`, { token });
+      await remove(s.subscription_id, token);
     }
   });
 
@@ -145,7 +149,7 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
     });
     const loud = await emit(ann.access, { event_type: 'ship.sent' });
     expect(await outboxFor(loud.event_id)).toHaveLength(1);
-    await t.request('DELETE', `/api/v1/events/subscriptions/${sub.subscription_id}`, { token: ann.access });
+    await remove(sub.subscription_id, ann.access);
   });
 
   it('brings a subscription in error back to active with enabled: true', async () => {
@@ -163,7 +167,7 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
       body: { enabled: true },
     });
     expect(res.data.data.subscription.status).toBe('active');
-    await t.request('DELETE', `/api/v1/events/subscriptions/${sub.subscription_id}`, { token: ann.access });
+    await remove(sub.subscription_id, ann.access);
   });
 
   it('hides subscriptions from other users with 404 SUBSCRIPTION_NOT_FOUND; admins see all', async () => {
@@ -206,7 +210,7 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
     );
     expect(await get('?delivery_method=plugin')).toEqual([]);
     for (const s of [one, two]) {
-      await t.request('DELETE', `/api/v1/events/subscriptions/${s.subscription_id}`, { token: ann.access });
+      await remove(s.subscription_id, ann.access);
     }
   });
 
@@ -237,7 +241,7 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
     expect(over.statusCode).toBe(429);
     expect(over.data.error.code).toBe('SUBSCRIPTION_LIMIT_EXCEEDED');
     for (const id of made) {
-      await t.request('DELETE', `/api/v1/events/subscriptions/${id}`, { token: bob.access });
+      await remove(id, bob.access);
     }
   });
 

@@ -32,6 +32,24 @@ describe('the envelope, request ids and bad input', () => {
     }
   });
 
+  it('gives each answer of the shared /status snapshot its own request_id in the same envelope', async () => {
+    const token = await t.adminToken();
+    const [a, b] = await Promise.all(
+      ['trace-a', 'trace-b'].map((id) =>
+        t.request('GET', '/api/v1/status', { token, headers: { 'x-request-id': id } }),
+      ),
+    );
+    for (const [res, id] of [
+      [a!, 'trace-a'],
+      [b!, 'trace-b'],
+    ] as const) {
+      expect(Object.keys(res.data)).toEqual(['success', 'data', 'timestamp', 'request_id']);
+      expect(res.data).toMatchObject({ success: true, request_id: id });
+      expect(res.data.timestamp).toMatch(ISO);
+    }
+    expect(a!.data.data.components.database.status).toBe('healthy');
+  });
+
   it('puts success, timestamp and request_id on success and error bodies alike', async () => {
     const okRes = await t.request('GET', '/api/v1/ready', { headers: { 'x-request-id': 'trace-ok' } });
     expect(okRes.data).toMatchObject({ success: true, request_id: 'trace-ok' });

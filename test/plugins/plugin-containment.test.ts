@@ -62,7 +62,8 @@ describe('containment: failing plugins are recorded, degraded, then put in error
       { name: 'hog', isolation: 'worker', permissions: ['http:routes'] },
       `const eaten = [];
       export default { setup(ctx) {
-        ctx.routes.post('/eat', () => { for (;;) eaten.push(new Array(100000).fill(eaten.length)); });
+        // Large steps reach the limit in a few allocations, well before the call timeout even on a busy machine.
+        ctx.routes.post('/eat', () => { for (;;) eaten.push(new Array(1000000).fill(eaten.length)); });
       } };`,
     );
     t = await startPlatform({

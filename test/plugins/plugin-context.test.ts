@@ -39,6 +39,7 @@ export default {
     ctx.routes.post('/task', async () => ctx.tasks.start('double', { n: 21 }));
     ctx.routes.get('/received', () => ({ received }));
     ctx.routes.get('/config', () => ({ token: ctx.config.token }));
+    ctx.routes.get('/hooks', () => ({ hooks: ctx.config.hooks }));
     ctx.routes.post('/health', (req) => { ctx.health.report(req.body.status, req.body.details); return null; });
     ctx.tasks.register('double', (task) => ({ doubled: task.details.n * 2 }));
     await ctx.events.subscribe(['order.*'], (event, delivery) => { received.push({ type: event.event_type, attempt: delivery.attempt }); });
@@ -67,6 +68,14 @@ describe('the ctx of a plugin: routes, storage, cache, events, tasks, config, lo
           properties: {
             greeting: { type: 'string', default: 'hello' },
             token: { type: 'string', secret: true, default: '' },
+            hooks: {
+              type: 'array',
+              default: [],
+              items: {
+                type: 'object',
+                properties: { url: { type: 'string' }, key: { type: 'string', secret: true } },
+              },
+            },
           },
           additionalProperties: false,
         },
@@ -256,7 +265,7 @@ describe('the ctx of a plugin: routes, storage, cache, events, tasks, config, lo
       token: 's3cret-value',
     });
     const detail = await t.request('GET', '/api/v1/admin/plugins/kitchen', { token });
-    expect(detail.data.data.plugin.configuration).toEqual({ greeting: 'hi', token: '********' });
+    expect(detail.data.data.plugin.configuration).toEqual({ greeting: 'hi', token: '********', hooks: [] });
     expect(detail.body).not.toContain('s3cret-value');
     const resource = await t.request('GET', '/api/v1/plugins/kitchen', { token: user.access });
     expect(resource.body).not.toContain('s3cret-value');
@@ -278,6 +287,75 @@ describe('the ctx of a plugin: routes, storage, cache, events, tasks, config, lo
     });
     expect(invalid.statusCode).toBe(422);
     expect(invalid.data.error.details.field).toBe('config.greeting');
+  });
+
+  it('stores the secret of the configuration encrypted, and still gives it to the plugin in clear', async () => {
+    const stored = await t.platform.context.database.db
+      .selectFrom('plugins')
+      .select('config')
+      .where('id', '=', 'kitchen')
+      .executeTakeFirstOrThrow();
+    expect(stored.config).not.toContain('s3cret-value');
+    expect(JSON.parse(stored.config)).toMatchObject({ token: expect.stringMatching(/^sealed:v1\./) });
+    // A new secret is sealed too, and reaches the reloaded plugin.
+    const changed = await t.request('PATCH', '/api/v1/plugins/kitchen', {
+      token,
+      body: { config: { greeting: 'hey', token: 'an0ther-secret' } },
+    });
+    expect(changed.statusCode, changed.body).toBe(200);
+    expect(changed.body).not.toContain('an0ther-secret');
+    expect((await t.request('GET', '/api/v1/ext/kitchen/config', { token })).data.data).toEqual({
+      token: 'an0ther-secret',
+    });
+    const rows = await t.platform.context.database.db.selectFrom('plugins').select('config').execute();
+    expect(JSON.stringify(rows)).not.toContain('an0ther-secret');
+  });
+
+  it('masks and seals secrets inside array items too, and keeps them when sent back masked', async () => {
+    const hooks = [{ url: 'https://a.example', key: 'arr4y-secret' }];
+    const set = await t.request('PATCH', '/api/v1/plugins/kitchen', {
+      token,
+      body: { config: { greeting: 'hey', token: '********', hooks } },
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    const detail = await t.request('GET', '/api/v1/admin/plugins/kitchen', { token });
+    expect(detail.data.data.plugin.configuration.hooks).toEqual([
+      { url: 'https://a.example', key: '********' },
+    ]);
+    const rows = await t.platform.context.database.db.selectFrom('plugins').select('config').execute();
+    expect(JSON.stringify(rows)).not.toContain('arr4y-secret');
+    const back = await t.request('PUT', '/api/v1/plugins/kitchen', {
+      token,
+      body: { config: detail.data.data.plugin.configuration },
+    });
+    expect(back.statusCode, back.body).toBe(200);
+    expect((await t.request('GET', '/api/v1/ext/kitchen/hooks', { token })).data.data).toEqual({ hooks });
+    expect((await t.request('GET', '/api/v1/ext/kitchen/config', { token })).data.data).toEqual({
+      token: 'an0ther-secret',
+    });
+  });
+
+  it('seals a secret stored in clear (before secrets were sealed) when an instance starts', async () => {
+    const db = t.platform.context.database.db;
+    const clear = JSON.stringify({ greeting: 'hey', token: 'an0ther-secret' });
+    await db.updateTable('plugins').set({ config: clear }).where('id', '=', 'kitchen').execute();
+    const other = await startPlatform(
+      { plugins: { repositories: [] }, webhooks: { poll_interval_ms: 50 } },
+      { storage: t.storage },
+    );
+    try {
+      const stored = await db
+        .selectFrom('plugins')
+        .select('config')
+        .where('id', '=', 'kitchen')
+        .executeTakeFirstOrThrow();
+      expect(stored.config).not.toContain('an0ther-secret');
+      const otherToken = await other.adminToken();
+      const config = await other.request('GET', '/api/v1/ext/kitchen/config', { token: otherToken });
+      expect(config.data.data).toEqual({ token: 'an0ther-secret' });
+    } finally {
+      await other.close();
+    }
   });
 
   it('keeps the logger lines as the plugin logs, and reports the health the plugin sets', async () => {

@@ -40,6 +40,14 @@ describe('plugin lifecycle without restarts: install, enable, disable, uninstall
       { name: 'needs-new-forwarder', dependencies: { 'audit-forwarder': '^2.0.0' } },
       'export default { setup() {} };',
     );
+    // Load order: a dependency whose name sorts last still loads before its dependent; ties go by name.
+    writePlugin(
+      extra,
+      { name: 'order-alpha', dependencies: { 'order-zulu': '^1.0.0' } },
+      'export default { setup() {} };',
+    );
+    writePlugin(extra, { name: 'order-beta' }, 'export default { setup() {} };');
+    writePlugin(extra, { name: 'order-zulu' }, 'export default { setup() {} };');
     // The default repository (the bundled plugins/ folder) comes first, as configured by default.
     t = await startPlatform({
       plugins: { repositories: ['./plugins', extra] },
@@ -102,6 +110,12 @@ describe('plugin lifecycle without restarts: install, enable, disable, uninstall
     expect(
       await eventually(async () => lines().some((l) => l.event_type === 'shop.order.created'), 10_000),
     ).toBe(true);
+    // The line is in the file before the plugin's append resolves and counts it.
+    const counted = await eventually(
+      async () => (await admin('GET', '/api/v1/ext/audit-forwarder/status')).data.data.forwarded === 1,
+      5000,
+    );
+    expect(counted).toBe(true);
     const status = await admin('GET', '/api/v1/ext/audit-forwarder/status');
     expect(status.data.data).toMatchObject({ path: forwarded, forwarded: 1 });
   });
@@ -179,11 +193,11 @@ describe('plugin lifecycle without restarts: install, enable, disable, uninstall
     expect(audit.data.data.audit_entries[0]).toMatchObject({ admin_user: 'admin', resource_type: 'plugin' });
   });
 
-  it('reports the plugin_manager service with measured counts', async () => {
+  it('reports the plugin manager as the plugins component of /status, with measured counts', async () => {
     const res = await admin('GET', '/api/v1/services/plugin_manager');
     expect(res.statusCode).toBe(200);
     const status = await admin('GET', '/api/v1/status');
-    expect(status.data.data.components.plugin_manager).toMatchObject({ loaded: 1, active: 1, failed: 0 });
+    expect(status.data.data.components.plugins).toMatchObject({ loaded: 1, active: 1, failed: 0 });
   });
 
   it('offers the resource API: read with read:plugins, change with write:plugins', async () => {
@@ -226,5 +240,22 @@ describe('plugin lifecycle without restarts: install, enable, disable, uninstall
     const subs = await admin('GET', '/api/v1/events/subscriptions?delivery_method=plugin');
     expect(subs.data.data.subscriptions).toEqual([]);
     expect((await admin('POST', '/api/v1/admin/plugins/ghost/enable')).statusCode).toBe(404);
+  });
+
+  it('orders plugins by dependency first, then by name', async () => {
+    for (const name of ['order-zulu', 'order-alpha', 'order-beta']) {
+      const res = await admin('POST', '/api/v1/admin/plugins/install', { plugin_name: name });
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    const list = await admin('GET', '/api/v1/admin/plugins');
+    expect(
+      list.data.data.plugins.map((p: { id: string; load_order: number }) => [p.id, p.load_order]),
+    ).toEqual([
+      ['order-beta', 1],
+      ['order-zulu', 2],
+      ['order-alpha', 3],
+    ]);
+    const detail = await admin('GET', '/api/v1/admin/plugins/order-alpha');
+    expect(detail.data.data.plugin.load_order).toBe(3);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -109,6 +109,19 @@ describe('plugin packages: manifests, archives, sources and integrity', () => {
     );
     expect(res.statusCode, res.body).toBe(201);
     expect(res.data.data.plugin).toMatchObject({ id: 'linked', status: 'active' });
+  });
+
+  it('packs and installs a folder whose files have several hard links (as pnpm installs them)', async () => {
+    const dir = writePlugin(tempRepository(), { name: 'hardlinked', main: 'entry.js', permissions: ['http:routes'] }, '');
+    mkdirSync(join(dir, 'lib'));
+    writeFileSync(join(dir, 'lib', 'real.js'), HELLO);
+    linkSync(join(dir, 'lib', 'real.js'), join(dir, 'entry.js'));
+    const { archive } = await pack(dir);
+    const res = await upload(t, token, archive);
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.data.data.plugin, res.body).toMatchObject({ id: 'hardlinked', status: 'active' });
+    const hello = await t.request('GET', '/api/v1/ext/hardlinked/hello', { token });
+    expect(hello.data.data).toEqual({ hello: '1.0.0' });
   });
 
   it('refuses archives over the entry-count and size limits', async () => {
@@ -234,6 +247,10 @@ describe('plugin packages: manifests, archives, sources and integrity', () => {
     expect(res.stdout).toBe(`${digest}  ${file}\n`);
     expect(readFileSync(`${file}.sha256`, 'utf8')).toBe(`${digest}  packed-0.3.0.tgz\n`);
     expect(digest).toBe((await pack(dir)).sha256);
+    // Packed into its own folder, the archive and its .sha256 are left out of the next pack.
+    writeFileSync(join(dir, 'packed-0.3.0.tgz'), readFileSync(file));
+    writeFileSync(join(dir, 'packed-0.3.0.tgz.sha256'), readFileSync(`${file}.sha256`));
+    expect((await pack(dir)).sha256).toBe(digest);
     const invalid = await runCli(['plugin', 'pack', out], { cwd: out, env: cliEnv({}) });
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/not a valid plugin/);

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { logout, type SessionUser } from '../api/session.ts';
 import { NAV_ITEMS } from '../nav-items.ts';
 import { Link } from './link.tsx';
@@ -22,6 +22,18 @@ export function Layout({
   children: ComponentChildren;
 }) {
   const [menuOpen, setMenuOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  // Escape folds the open menu, like a dialog, and puts focus back where it was opened.
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      setMenuOpen(false);
+      menuButton.current?.focus();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [menuOpen]);
   // Close the menu and move focus to the new page's heading after navigating.
   useEffect(() => {
     setMenuOpen(false);
@@ -36,6 +48,7 @@ export function Layout({
         <button
           type="button"
           class="menu-button"
+          ref={menuButton}
           aria-expanded={menuOpen}
           aria-controls="main-nav"
           onClick={() => setMenuOpen(!menuOpen)}
@@ -54,7 +67,12 @@ export function Layout({
         <ul>
           {NAV_ITEMS.map((item) => (
             <li key={item.path}>
-              <Link to={item.path} aria-current={isCurrent(item.path, path) ? 'page' : undefined}>
+              <Link
+                to={item.path}
+                aria-current={isCurrent(item.path, path) ? 'page' : undefined}
+                // Folds the menu even when the link leads to the page already shown.
+                onNavigate={() => setMenuOpen(false)}
+              >
                 {item.label}
               </Link>
             </li>

@@ -1,12 +1,34 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { SharedState } from '../shared-state.js';
+import type { HeldLease, SharedState } from '../shared-state.js';
 
 export function createMemorySharedState(): SharedState {
   const counters = new Map<string, { count: number; resetAt: number }>();
   const locks = new Map<string, { token: string; until: number }>();
   const bus = new EventEmitter();
   bus.setMaxListeners(0);
+  const tryLease = async (name: string, ttlMs: number): Promise<HeldLease | undefined> => {
+    const now = Date.now();
+    const held = locks.get(name);
+    if (held && held.until > now) return undefined;
+    const token = randomUUID();
+    locks.set(name, { token, until: now + ttlMs });
+    // Expired counts as lost even while no one else took it yet, as with a Redis key that timed out.
+    const mine = () => {
+      const entry = locks.get(name);
+      return entry?.token === token && entry.until > Date.now() ? entry : undefined;
+    };
+    return {
+      async renew() {
+        const entry = mine();
+        if (entry) entry.until = Date.now() + ttlMs;
+        return entry !== undefined;
+      },
+      async release() {
+        if (locks.get(name)?.token === token) locks.delete(name);
+      },
+    };
+  };
   return {
     kind: 'memory',
     async hit(key, windowSeconds) {
@@ -33,15 +55,10 @@ export function createMemorySharedState(): SharedState {
     },
     async whenSubscribed() {},
     async tryLock(name, ttlMs) {
-      const now = Date.now();
-      const held = locks.get(name);
-      if (held && held.until > now) return undefined;
-      const token = randomUUID();
-      locks.set(name, { token, until: now + ttlMs });
-      return async () => {
-        if (locks.get(name)?.token === token) locks.delete(name);
-      };
+      const lease = await tryLease(name, ttlMs);
+      return lease && (() => lease.release());
     },
+    tryLease,
     async ping() {
       return 0;
     },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import type { RedisLike, SharedState } from '../shared-state.js';
+import type { HeldLease, RedisLike, SharedState } from '../shared-state.js';
 
 const HIT_SCRIPT = `
 local c = redis.call('INCR', KEYS[1])
@@ -9,6 +9,10 @@ if c == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
 return c`;
 const RELEASE_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`;
+
+const RENEW_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0`;
 
 const unavailable = () => Object.assign(new Error('Redis is not connected'), { code: 'ECONNREFUSED' });
@@ -23,6 +27,10 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
   // A lost connection is retried by ioredis; commands fail meanwhile and the callers report it.
   command.on('error', () => {});
   subscriber.on('error', () => {});
+  let wasReady = false;
+  command.on('ready', () => {
+    wasReady = true;
+  });
   const handlers = new Map<string, Set<(message: unknown) => void>>();
   subscriber.on('message', (channel, raw) => {
     const set = handlers.get(channel);
@@ -47,6 +55,21 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
     pending.add(p);
   };
   subscriber.on('ready', () => subscribeNow([...handlers.keys()]));
+  const tryLease = async (name: string, ttlMs: number): Promise<HeldLease | undefined> => {
+    const token = randomUUID();
+    const lockKey = key(`lock:${name}`);
+    const ok = await command.set(lockKey, token, 'PX', ttlMs, 'NX');
+    if (ok !== 'OK') return undefined;
+    // Both scripts act only while the key still holds this token: never on a lock another holder took.
+    return {
+      async renew() {
+        return Number(await command.eval(RENEW_SCRIPT, 1, lockKey, token, ttlMs)) === 1;
+      },
+      async release() {
+        await command.eval(RELEASE_SCRIPT, 1, lockKey, token);
+      },
+    };
+  };
   return {
     kind: 'redis',
     async hit(name, windowSeconds) {
@@ -58,6 +81,10 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
       return { count, resetAt };
     },
     async publish(channel, message) {
+      // Once the connection was up and is lost, fail at once rather than queue for ioredis' reconnect attempts:
+      // the event writer publishes every committed batch, so waiting would hold every emit for seconds while
+      // Redis is away (the other instances fill the gap from the store). Before the first connect, queue.
+      if (wasReady && command.status !== 'ready') throw unavailable();
       await command.publish(key(channel), JSON.stringify(message));
     },
     subscribe(channel, handler) {
@@ -91,13 +118,10 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
       await Promise.all([...pending]);
     },
     async tryLock(name, ttlMs) {
-      const token = randomUUID();
-      const ok = await command.set(key(`lock:${name}`), token, 'PX', ttlMs, 'NX');
-      if (ok !== 'OK') return undefined;
-      return async () => {
-        await command.eval(RELEASE_SCRIPT, 1, key(`lock:${name}`), token);
-      };
+      const lease = await tryLease(name, ttlMs);
+      return lease && (() => lease.release());
     },
+    tryLease,
     async ping() {
       const start = performance.now();
       await command.ping();

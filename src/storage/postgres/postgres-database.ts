@@ -16,6 +16,10 @@ export function createPostgresDatabase(url: string, max: number): Database {
   });
   // An idle client that loses its server must not crash the process; the next query reports the failure.
   pool.on('error', () => {});
+  // So must a checked-out client that loses it between two statements (inside a transaction, say): pg emits
+  // 'error' on the client, and without a listener that ends the process. Its next query fails instead, and
+  // pg-pool drops the broken client on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
   return {

@@ -1,11 +1,14 @@
 import { useState } from 'preact/hooks';
 import { del, post } from '../../api/client.ts';
 import { passwordChanged, sessionState } from '../../api/session.ts';
+import { ActionForm } from '../../components/action-form.tsx';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
+import { ACTIONS, DataTable } from '../../components/data-table.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
 import { Field } from '../../components/field.tsx';
 import { Page } from '../../components/page.tsx';
+import { SuccessNotice } from '../../components/success-notice.tsx';
 import { formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
@@ -35,21 +38,15 @@ function ChangePassword() {
   });
   const errors = change.error?.fieldErrors ?? {};
   return (
-    <form
-      class="form-grid"
-      aria-label="Change password"
-      onSubmit={(e) => {
-        e.preventDefault();
-        setOk(false);
-        void change.run();
-      }}
+    <ActionForm
+      label="Change password"
+      action={change}
+      submit="Change password"
+      errorTitle="Could not change the password"
+      beforeRun={() => setOk(false)}
     >
       <h2>Password</h2>
-      {ok ? (
-        <p class="notice notice-good" role="status">
-          Password changed.
-        </p>
-      ) : null}
+      <SuccessNotice>{ok ? 'Password changed.' : null}</SuccessNotice>
       <Field label="Current password" error={errors['current_password']}>
         {(p) => (
           <input
@@ -74,13 +71,7 @@ function ChangePassword() {
           />
         )}
       </Field>
-      <ErrorNotice error={change.error} title="Could not change the password" />
-      <div class="actions">
-        <button type="submit" disabled={change.busy}>
-          Change password
-        </button>
-      </div>
-    </form>
+    </ActionForm>
   );
 }
 
@@ -101,46 +92,34 @@ export function AccountPage() {
       <h2>Sessions</h2>
       <ApiView state={sessions} what="Sessions" endpoint="GET /api/v1/auth/sessions">
         {(d) => (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Device</th>
-                  <th scope="col">Address</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Last activity</th>
-                  <th scope="col">State</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {d.sessions.map((s) => (
-                  <tr key={s.id}>
-                    <td>{s.device || '—'}</td>
-                    <td>{s.ip_address}</td>
-                    <td>{formatTime(s.created_at)}</td>
-                    <td>{formatTime(s.last_activity)}</td>
-                    <td>
-                      {s.is_current ? (
-                        <Badge value="current" />
-                      ) : (
-                        <Badge value={s.is_active ? 'active' : 'inactive'} />
-                      )}
-                    </td>
-                    <td>
-                      {s.is_active && !s.is_current ? (
-                        <button type="button" onClick={() => void revoke.run(s.id)}>
-                          Revoke
-                        </button>
-                      ) : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Your sessions"
+            columns={['Device', 'Address', 'Started', 'Last activity', 'State', ACTIONS]}
+            rows={d.sessions}
+            empty="No sessions."
+            row={(s) => (
+              <tr key={s.id}>
+                <td>{s.device || '—'}</td>
+                <td>{s.ip_address}</td>
+                <td>{formatTime(s.created_at)}</td>
+                <td>{formatTime(s.last_activity)}</td>
+                <td>
+                  {s.is_current ? (
+                    <Badge value="current" />
+                  ) : (
+                    <Badge value={s.is_active ? 'active' : 'inactive'} />
+                  )}
+                </td>
+                <td>
+                  {s.is_active && !s.is_current ? (
+                    <button type="button" onClick={() => void revoke.run(s.id)}>
+                      Revoke
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            )}
+          />
         )}
       </ApiView>
       <ErrorNotice error={revoke.error} title="Could not revoke the session" />

@@ -1,9 +1,12 @@
 import { useState } from 'preact/hooks';
 import { del, post } from '../../api/client.ts';
 import { sessionState } from '../../api/session.ts';
+import { ActionForm } from '../../components/action-form.tsx';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
+import { CheckboxGroup } from '../../components/checkbox-group.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { ACTIONS, DataTable } from '../../components/data-table.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
 import { Field } from '../../components/field.tsx';
 import { OnceSecret } from '../../components/once-secret.tsx';
@@ -75,67 +78,49 @@ export function ApiKeysSection() {
         <OnceSecret label={`API key “${newKey.name}”`} value={newKey.key} onDismiss={() => setNewKey(null)} />
       ) : null}
       <ApiView state={keys} what="API keys" endpoint="GET /api/v1/auth/api-keys">
-        {(d) =>
-          d.api_keys.length === 0 ? (
-            <p class="muted">You have no API keys.</p>
-          ) : (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Scopes</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Uses</th>
-                    <th scope="col">Active</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.api_keys.map((k) => (
-                    <tr key={k.id}>
-                      <td>{k.name}</td>
-                      <td>
-                        <code>{k.key_preview}</code>
-                      </td>
-                      <td class="small">{k.scopes.join(', ') || 'all of yours'}</td>
-                      <td>{formatTime(k.last_used)}</td>
-                      <td>{formatNumber(k.usage_count)}</td>
-                      <td>
-                        <Badge value={k.is_active} />
-                      </td>
-                      <td>
-                        {k.is_active ? (
-                          <ConfirmButton
-                            label="Revoke"
-                            title={`Revoke the key “${k.name}”?`}
-                            confirmLabel="Revoke"
-                            danger
-                            onConfirm={() => void revoke.run(k.id)}
-                          >
-                            <p>Programs using it stop working at once.</p>
-                          </ConfirmButton>
-                        ) : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
+        {(d) => (
+          <DataTable
+            caption="Your API keys"
+            columns={['Name', 'Key', 'Scopes', 'Last used', 'Uses', 'Active', ACTIONS]}
+            rows={d.api_keys}
+            empty="You have no API keys."
+            row={(k) => (
+              <tr key={k.id}>
+                <td>{k.name}</td>
+                <td>
+                  <code>{k.key_preview}</code>
+                </td>
+                <td class="small">{k.scopes.join(', ') || 'all of yours'}</td>
+                <td>{formatTime(k.last_used)}</td>
+                <td>{formatNumber(k.usage_count)}</td>
+                <td>
+                  <Badge value={k.is_active} />
+                </td>
+                <td>
+                  {k.is_active ? (
+                    <ConfirmButton
+                      label="Revoke"
+                      title={`Revoke the key “${k.name}”?`}
+                      confirmLabel="Revoke"
+                      danger
+                      onConfirm={() => void revoke.run(k.id)}
+                    >
+                      <p>Programs using it stop working at once.</p>
+                    </ConfirmButton>
+                  ) : null}
+                </td>
+              </tr>
+            )}
+          />
+        )}
       </ApiView>
       <ErrorNotice error={revoke.error} title="Could not revoke" />
-      <form
-        class="form-grid"
-        aria-label="Create API key"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void create.run();
-        }}
+      <ActionForm
+        label="Create API key"
+        action={create}
+        submit="Create API key"
+        submitClass="primary"
+        errorTitle="Could not create the key"
       >
         <h3>New API key</h3>
         <Field label="Name" error={errors['name']}>
@@ -159,29 +144,15 @@ export function ApiKeysSection() {
             />
           )}
         </Field>
-        <fieldset class="scopes">
-          <legend>Scopes (none ticked: all of yours)</legend>
-          {offered.map((s) => (
-            <label key={s} class="check-label">
-              <input
-                type="checkbox"
-                checked={scopes.includes(s)}
-                onChange={(e) =>
-                  setScopes(e.currentTarget.checked ? [...scopes, s] : scopes.filter((x) => x !== s))
-                }
-              />{' '}
-              {s}
-            </label>
-          ))}
-          {errors['scopes'] ? <span class="field-error">{errors['scopes']}</span> : null}
-        </fieldset>
-        <ErrorNotice error={create.error} title="Could not create the key" />
-        <div class="actions">
-          <button type="submit" class="primary" disabled={create.busy}>
-            Create API key
-          </button>
-        </div>
-      </form>
+        <CheckboxGroup
+          class="scopes"
+          legend="Scopes (none ticked: all of yours)"
+          options={offered}
+          value={scopes}
+          onChange={setScopes}
+          error={errors['scopes']}
+        />
+      </ActionForm>
     </section>
   );
 }

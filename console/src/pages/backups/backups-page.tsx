@@ -1,11 +1,15 @@
 import { useState } from 'preact/hooks';
 import { download, post } from '../../api/client.ts';
+import { ActionForm } from '../../components/action-form.tsx';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
+import { CheckboxGroup } from '../../components/checkbox-group.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { ACTIONS, DataTable } from '../../components/data-table.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
 import { Page } from '../../components/page.tsx';
 import { RequiresOperation } from '../../components/requires-operation.tsx';
+import { SuccessNotice } from '../../components/success-notice.tsx';
 import { formatMb, formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
@@ -61,37 +65,19 @@ export function BackupsPage() {
   });
   return (
     <Page title="Backups">
-      {notice ? (
-        <p class="notice notice-good" role="status">
-          {notice}
-        </p>
-      ) : null}
-      {restoreTask ? <TaskProgress id={restoreTask} /> : null}
+      <SuccessNotice>{notice}</SuccessNotice>
+      {restoreTask ? <TaskProgress id={restoreTask} onFinished={list.reload} /> : null}
       <ErrorNotice error={restore.error ?? get.error} />
       <RequiresOperation operation="POST /api/v1/backup" what="Creating backups">
-        <form
-          class="form-grid"
-          aria-label="Create backup"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void create.run();
-          }}
+        <ActionForm
+          label="Create backup"
+          action={create}
+          submit={create.busy ? 'Creating…' : 'Create backup'}
+          submitClass="primary"
+          disabled={include.length === 0}
+          errorTitle="Could not create the backup"
         >
-          <fieldset>
-            <legend>Include</legend>
-            {COMPONENTS.map((c) => (
-              <label key={c} class="check-label">
-                <input
-                  type="checkbox"
-                  checked={include.includes(c)}
-                  onChange={(e) =>
-                    setInclude(e.currentTarget.checked ? [...include, c] : include.filter((x) => x !== c))
-                  }
-                />{' '}
-                {c}
-              </label>
-            ))}
-          </fieldset>
+          <CheckboxGroup legend="Include" options={COMPONENTS} value={include} onChange={setInclude} />
           <fieldset>
             <legend>Options</legend>
             <label class="check-label">
@@ -111,72 +97,49 @@ export function BackupsPage() {
               Encrypt (needs backups.encryption_key)
             </label>
           </fieldset>
-          <ErrorNotice error={create.error} title="Could not create the backup" />
-          <div class="actions">
-            <button type="submit" class="primary" disabled={create.busy || include.length === 0}>
-              {create.busy ? 'Creating…' : 'Create backup'}
-            </button>
-          </div>
-        </form>
+        </ActionForm>
       </RequiresOperation>
       <ApiView state={list} what="Backups" endpoint="GET /api/v1/backup">
-        {(d) =>
-          d.backups.length === 0 ? (
-            <p class="muted">No backups yet.</p>
-          ) : (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Backup</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Size</th>
-                    <th scope="col">Includes</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.backups.map((b) => (
-                    <tr key={idOf(b)}>
-                      <td>
-                        <code>{idOf(b)}</code>
-                        {b.name ? <div class="small">{b.name}</div> : null}
-                        {b.type ? <div class="muted small">{b.type}</div> : null}
-                      </td>
-                      <td class="nowrap">{formatTime(b.created_at)}</td>
-                      <td>{formatMb(b.size_mb)}</td>
-                      <td>{b.includes.join(', ')}</td>
-                      <td>
-                        <Badge value={b.status} />
-                      </td>
-                      <td class="nowrap">
-                        <button type="button" disabled={get.busy} onClick={() => void get.run(b)}>
-                          Download
-                        </button>{' '}
-                        <ConfirmButton
-                          label="Restore"
-                          title={`Restore ${idOf(b)}?`}
-                          confirmLabel="Restore now"
-                          danger
-                          onConfirm={() => void restore.run(b)}
-                        >
-                          <p>
-                            The platform goes into maintenance mode and replaces its{' '}
-                            <strong>{b.includes.join(', ')}</strong> with the contents of this backup from{' '}
-                            {formatTime(b.created_at)}. A backup of the current state is taken first.
-                          </p>
-                        </ConfirmButton>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
+        {(d) => (
+          <DataTable
+            columns={['Backup', 'Created', 'Size', 'Includes', 'Status', ACTIONS]}
+            rows={d.backups}
+            empty="No backups yet."
+            row={(b) => (
+              <tr key={idOf(b)} data-backup={idOf(b)}>
+                <td>
+                  <code>{idOf(b)}</code>
+                  {b.name ? <div class="small">{b.name}</div> : null}
+                  {b.type ? <div class="muted small">{b.type}</div> : null}
+                </td>
+                <td class="nowrap">{formatTime(b.created_at)}</td>
+                <td>{formatMb(b.size_mb)}</td>
+                <td>{b.includes.join(', ')}</td>
+                <td>
+                  <Badge value={b.status} />
+                </td>
+                <td class="nowrap">
+                  <button type="button" disabled={get.busy} onClick={() => void get.run(b)}>
+                    Download
+                  </button>{' '}
+                  <ConfirmButton
+                    label="Restore"
+                    title={`Restore ${idOf(b)}?`}
+                    confirmLabel="Restore now"
+                    danger
+                    onConfirm={() => void restore.run(b)}
+                  >
+                    <p>
+                      The platform goes into maintenance mode and replaces its{' '}
+                      <strong>{b.includes.join(', ')}</strong> with the contents of this backup from{' '}
+                      {formatTime(b.created_at)}. A backup of the current state is taken first.
+                    </p>
+                  </ConfirmButton>
+                </td>
+              </tr>
+            )}
+          />
+        )}
       </ApiView>
     </Page>
   );

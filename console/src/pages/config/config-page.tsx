@@ -3,6 +3,7 @@ import { post, put } from '../../api/client.ts';
 import { ApiView } from '../../components/api-view.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
 import { Page } from '../../components/page.tsx';
+import { SuccessNotice } from '../../components/success-notice.tsx';
 import { formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
@@ -12,6 +13,12 @@ import { ConfigFields } from './config-fields.tsx';
 interface AdminConfig {
   config: Record<string, Tree>;
   metadata: { last_updated: string | null; updated_by: string | null; config_version: string };
+}
+
+/** What a save changed, and whether a restart is needed for it. */
+function savedMessage(r: { updated_keys: string[]; restart_required: boolean }): string {
+  const what = r.updated_keys.length === 0 ? 'Nothing changed.' : `Saved ${r.updated_keys.join(', ')}.`;
+  return r.restart_required ? `${what} A restart is needed for some of these to take effect.` : what;
 }
 
 /** The configuration by section, secrets masked; saving sends only changed keys, and problems show by field. */
@@ -95,16 +102,7 @@ export function ConfigPage() {
                 >
                   <h2>{current}</h2>
                   <ConfigFields value={edited} onChange={setEdited} errors={errors} path={current} />
-                  {result ? (
-                    <p class="notice notice-good" role="status">
-                      {result.updated_keys.length === 0
-                        ? 'Nothing changed.'
-                        : `Saved ${result.updated_keys.join(', ')}.`}
-                      {result.restart_required
-                        ? ' A restart is needed for some of these to take effect.'
-                        : ''}
-                    </p>
-                  ) : null}
+                  <SuccessNotice>{result ? savedMessage(result) : null}</SuccessNotice>
                   <ErrorNotice error={save.error} title="Not saved" />
                   <div class="actions">
                     <button type="submit" class="primary" disabled={save.busy}>

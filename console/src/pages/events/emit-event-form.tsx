@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { post } from '../../api/client.ts';
-import { ErrorNotice } from '../../components/error-notice.tsx';
+import { ActionForm } from '../../components/action-form.tsx';
 import { Field } from '../../components/field.tsx';
 import { Link } from '../../components/link.tsx';
+import { SuccessNotice } from '../../components/success-notice.tsx';
 import { useAction } from '../../hooks/use-action.ts';
 import type { EventItem } from './event-types.ts';
 
@@ -37,14 +38,13 @@ export function EmitEventForm() {
   const typeError =
     errors['event_type'] ?? (emit.error?.code === 'INVALID_EVENT_TYPE' ? emit.error.message : undefined);
   return (
-    <form
-      class="form-grid"
-      aria-label="Emit event"
-      onSubmit={(e) => {
-        e.preventDefault();
-        setEmitted(null);
-        void emit.run();
-      }}
+    <ActionForm
+      label="Emit event"
+      action={emit}
+      submit="Emit event"
+      submitClass="primary"
+      errorTitle="Could not emit"
+      beforeRun={() => setEmitted(null)}
     >
       <Field label="Event type" error={typeError} hint="Dotted, e.g. order.created">
         {(p) => (
@@ -93,18 +93,14 @@ export function EmitEventForm() {
           />
         )}
       </Field>
-      {emitted ? (
-        <p class="notice notice-good" role="status">
-          Emitted <Link to={`/events/${encodeURIComponent(emitted.event_id)}`}>{emitted.event_id}</Link> to{' '}
-          {emitted.subscriber_count ?? 0} subscriber(s).
-        </p>
-      ) : null}
-      <ErrorNotice error={emit.error} title="Could not emit" />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={emit.busy}>
-          Emit event
-        </button>
-      </div>
-    </form>
+      <SuccessNotice>
+        {emitted ? (
+          <>
+            Emitted <Link to={`/events/${encodeURIComponent(emitted.event_id)}`}>{emitted.event_id}</Link> to{' '}
+            {emitted.subscriber_count ?? 0} subscriber(s).
+          </>
+        ) : null}
+      </SuccessNotice>
+    </ActionForm>
   );
 }

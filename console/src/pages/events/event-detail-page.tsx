@@ -1,6 +1,8 @@
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
+import { DataTable } from '../../components/data-table.tsx';
 import { JsonView } from '../../components/json-view.tsx';
+import { KeyValues } from '../../components/key-values.tsx';
 import { Link } from '../../components/link.tsx';
 import { Page } from '../../components/page.tsx';
 import { formatNumber, formatTime } from '../../format.ts';
@@ -22,46 +24,19 @@ export function EventDetailPage({ id }: { id: string }) {
       <ApiView state={state} what="Event" endpoint="GET /api/v1/events/{id}">
         {({ event: e }) => (
           <>
-            <dl class="kv wide">
-              <div>
-                <dt>Id</dt>
-                <dd>
-                  <code>{e.event_id}</code>
-                </dd>
-              </div>
-              <div>
-                <dt>Type</dt>
-                <dd>{e.event_type}</dd>
-              </div>
-              <div>
-                <dt>Source</dt>
-                <dd>{e.source}</dd>
-              </div>
-              <div>
-                <dt>Time</dt>
-                <dd>{formatTime(e.timestamp)}</dd>
-              </div>
-              <div>
-                <dt>Priority</dt>
-                <dd>{e.priority ?? '—'}</dd>
-              </div>
-              <div>
-                <dt>Status</dt>
-                <dd>
-                  <Badge value={e.status} />
-                </dd>
-              </div>
-              <div>
-                <dt>Subscribers</dt>
-                <dd>{formatNumber(e.subscriber_count)}</dd>
-              </div>
-              {e.sequence !== undefined ? (
-                <div>
-                  <dt>Sequence</dt>
-                  <dd>{e.sequence}</dd>
-                </div>
-              ) : null}
-            </dl>
+            <KeyValues
+              variant="kv wide"
+              items={[
+                ['Id', <code>{e.event_id}</code>],
+                ['Type', e.event_type],
+                ['Source', e.source],
+                ['Time', formatTime(e.timestamp)],
+                ['Priority', e.priority ?? '—'],
+                ['Status', <Badge value={e.status} />],
+                ['Subscribers', formatNumber(e.subscriber_count)],
+                e.sequence !== undefined && ['Sequence', e.sequence],
+              ]}
+            />
             <h2>Data</h2>
             <JsonView value={e.data ?? {}} label="Event data" />
             <h2>Metadata</h2>
@@ -73,47 +48,31 @@ export function EventDetailPage({ id }: { id: string }) {
                   {e.delivery_info.successful_deliveries} delivered, {e.delivery_info.failed_deliveries}{' '}
                   failed, of {e.delivery_info.total_subscribers} subscriber(s).
                 </p>
-                <div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Subscriber</th>
-                        <th scope="col">Status</th>
-                        <th scope="col">Time</th>
-                        <th scope="col">Duration</th>
-                        <th scope="col">Detail</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {e.delivery_info.delivery_attempts.length === 0 ? (
-                        <tr>
-                          <td colSpan={5} class="muted">
-                            No delivery attempts yet.
-                          </td>
-                        </tr>
-                      ) : null}
-                      {e.delivery_info.delivery_attempts.map((a, i) => (
-                        <tr key={i}>
-                          <td>
-                            <code>{a.subscriber}</code>
-                          </td>
-                          <td>
-                            <Badge value={a.status} />
-                          </td>
-                          <td class="nowrap">{formatTime(a.delivery_time)}</td>
-                          <td>
-                            {a.processing_time_ms === undefined
-                              ? '—'
-                              : `${formatNumber(a.processing_time_ms)} ms`}
-                          </td>
-                          <td class="small">
-                            {a.response_status ? `HTTP ${a.response_status}` : ''} {a.error ?? ''}
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <DataTable
+                  caption="Delivery attempts"
+                  columns={['Subscriber', 'Status', 'Time', 'Duration', 'Detail']}
+                  rows={e.delivery_info.delivery_attempts}
+                  empty="No delivery attempts yet."
+                  row={(a, i) => (
+                    <tr key={i}>
+                      <td>
+                        <code>{a.subscriber}</code>
+                      </td>
+                      <td>
+                        <Badge value={a.status} />
+                      </td>
+                      <td class="nowrap">{formatTime(a.delivery_time)}</td>
+                      <td>
+                        {a.processing_time_ms === undefined
+                          ? '—'
+                          : `${formatNumber(a.processing_time_ms)} ms`}
+                      </td>
+                      <td class="small">
+                        {a.response_status ? `HTTP ${a.response_status}` : ''} {a.error ?? ''}
+                      </td>
+                    </tr>
+                  )}
+                />
               </>
             ) : (
               <p class="muted">No delivery information.</p>

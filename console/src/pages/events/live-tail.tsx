@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { Badge } from '../../components/badge.tsx';
+import { DataTable } from '../../components/data-table.tsx';
 import { Link } from '../../components/link.tsx';
 import { formatTime } from '../../format.ts';
 import { useEventStream } from './use-event-stream.ts';
@@ -18,7 +19,7 @@ export function LiveTail() {
     <section aria-labelledby="live-title">
       <div class="section-header">
         <h2 id="live-title">Live tail</h2>
-        <span role="status" data-testid="stream-status">
+        <span role="status" data-testid="stream-status" data-patterns={stream.subscribedTo ?? ''}>
           <Badge value={stream.status} />
         </span>
       </div>
@@ -54,40 +55,30 @@ export function LiveTail() {
             : ''}
         </p>
       ) : null}
-      <div class="table-wrap live-tail">
-        <table>
-          <caption class="sr-only">Live events, newest first</caption>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Type</th>
-              <th scope="col">Source</th>
-              <th scope="col">Data</th>
-            </tr>
-          </thead>
-          <tbody data-testid="live-events">
-            {stream.events.length === 0 ? (
-              <tr>
-                <td colSpan={4} class="muted">
-                  Waiting for events matching <code>{pattern}</code>…
-                </td>
-              </tr>
-            ) : null}
-            {stream.events.map((e) => (
-              <tr key={e.event_id}>
-                <td class="nowrap">{formatTime(e.timestamp)}</td>
-                <td>
-                  <Link to={`/events/${encodeURIComponent(e.event_id)}`}>{e.event_type}</Link>
-                </td>
-                <td>{e.source}</td>
-                <td>
-                  <code class="preview">{JSON.stringify(e.data ?? e.data_preview ?? {})}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable
+        wrapClass="live-tail"
+        caption="Live events, newest first"
+        bodyTestId="live-events"
+        columns={['Time', 'Type', 'Source', 'Data']}
+        rows={stream.events}
+        empty={
+          <>
+            Waiting for events matching <code>{pattern}</code>…
+          </>
+        }
+        row={(e) => (
+          <tr key={e.event_id}>
+            <td class="nowrap">{formatTime(e.timestamp)}</td>
+            <td>
+              <Link to={`/events/${encodeURIComponent(e.event_id)}`}>{e.event_type}</Link>
+            </td>
+            <td>{e.source}</td>
+            <td>
+              <code class="preview">{JSON.stringify(e.data ?? e.data_preview ?? {})}</code>
+            </td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

@@ -15,6 +15,8 @@ export function useEventStream(patterns: string[], paused: boolean) {
   const [events, setEvents] = useState<EventItem[]>([]);
   const [status, setStatus] = useState<StreamStatus>('connecting');
   const [problem, setProblem] = useState<string | null>(null);
+  /** The patterns the server confirmed, comma-joined: after a change, the old ones until it answers. */
+  const [subscribedTo, setSubscribedTo] = useState<string | null>(null);
   const lastId = useRef<string | null>(null);
   const key = patterns.join(',');
 
@@ -61,6 +63,7 @@ export function useEventStream(patterns: string[], paused: boolean) {
         }
         if (m.message_type === 'subscribed') {
           setStatus('live');
+          setSubscribedTo(key);
           setProblem(null);
         } else if (m.message_type === 'event' && m.event) {
           const ev = m.event;
@@ -94,5 +97,5 @@ export function useEventStream(patterns: string[], paused: boolean) {
     };
   }, [key, paused]);
 
-  return { events, status, problem, clear: () => setEvents([]) };
+  return { events, status, problem, subscribedTo, clear: () => setEvents([]) };
 }

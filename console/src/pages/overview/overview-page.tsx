@@ -1,5 +1,7 @@
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
+import { DataTable } from '../../components/data-table.tsx';
+import { KeyValues } from '../../components/key-values.tsx';
 import { Page } from '../../components/page.tsx';
 import { formatDuration, formatNumber, formatRatio } from '../../format.ts';
 import { useApi } from '../../hooks/use-api.ts';
@@ -46,26 +48,15 @@ function figures(value: Record<string, unknown>): [string, string][] {
 function StatusCards({ s }: { s: Status }) {
   return (
     <>
-      <dl class="stats">
-        <div>
-          <dt>Status</dt>
-          <dd>
-            <Badge value={s.status} />
-          </dd>
-        </div>
-        <div>
-          <dt>Version</dt>
-          <dd>{s.version}</dd>
-        </div>
-        <div>
-          <dt>Environment</dt>
-          <dd>{s.environment}</dd>
-        </div>
-        <div>
-          <dt>Uptime</dt>
-          <dd>{formatDuration(s.uptime)}</dd>
-        </div>
-      </dl>
+      <KeyValues
+        variant="stats"
+        items={[
+          ['Status', <Badge value={s.status} />],
+          ['Version', s.version],
+          ['Environment', s.environment],
+          ['Uptime', formatDuration(s.uptime)],
+        ]}
+      />
       <h2>Components</h2>
       <div class="cards">
         {Object.entries(s.components).map(([name, c]) => (
@@ -74,14 +65,7 @@ function StatusCards({ s }: { s: Status }) {
               {name} <Badge value={typeof c === 'string' ? c : c.status} />
             </h3>
             {typeof c === 'object' ? (
-              <dl class="kv">
-                {figures(c).map(([k, v]) => (
-                  <div key={k}>
-                    <dt>{k.replaceAll('_', ' ')}</dt>
-                    <dd>{v}</dd>
-                  </div>
-                ))}
-              </dl>
+              <KeyValues items={figures(c).map(([k, v]) => [k.replaceAll('_', ' '), v] as const)} />
             ) : null}
           </article>
         ))}
@@ -93,33 +77,19 @@ function StatusCards({ s }: { s: Status }) {
 function SummaryCards({ d }: { d: Summary }) {
   const r = d.requests ?? {};
   return (
-    <dl class="stats">
-      <div>
-        <dt>Requests</dt>
-        <dd>{formatNumber(r['total'])}</dd>
-      </div>
-      <div>
-        <dt>Success rate</dt>
-        <dd>{formatRatio(r['success_rate'])}</dd>
-      </div>
-      <div>
-        <dt>Average / p95 / p99</dt>
-        <dd>
-          {formatNumber(r['avg_response_time_ms'], 1)} / {formatNumber(r['p95_response_time_ms'], 1)} /{' '}
-          {formatNumber(r['p99_response_time_ms'], 1)} ms
-        </dd>
-      </div>
-      <div>
-        <dt>Errors</dt>
-        <dd>
-          {formatNumber(d.errors?.total)} ({formatRatio(d.errors?.rate)})
-        </dd>
-      </div>
-      <div>
-        <dt>Peak memory</dt>
-        <dd>{formatNumber(d.resources?.['peak_memory_mb'], 1)} MB</dd>
-      </div>
-    </dl>
+    <KeyValues
+      variant="stats"
+      items={[
+        ['Requests', formatNumber(r['total'])],
+        ['Success rate', formatRatio(r['success_rate'])],
+        [
+          'Average / p95 / p99',
+          `${formatNumber(r['avg_response_time_ms'], 1)} / ${formatNumber(r['p95_response_time_ms'], 1)} / ${formatNumber(r['p99_response_time_ms'], 1)} ms`,
+        ],
+        ['Errors', `${formatNumber(d.errors?.total)} (${formatRatio(d.errors?.rate)})`],
+        ['Peak memory', `${formatNumber(d.resources?.['peak_memory_mb'], 1)} MB`],
+      ]}
+    />
   );
 }
 
@@ -144,34 +114,27 @@ export function OverviewPage() {
             <p>
               Overall: <Badge value={h.overall_status} />
             </p>
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Component</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Checks</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {h.components.map((c) => (
-                    <tr key={c.name}>
-                      <td>{c.name}</td>
-                      <td>
-                        <Badge value={c.status} />
-                      </td>
-                      <td>
-                        {(c.checks ?? []).map((check) => (
-                          <span key={check.name} class="check">
-                            {check.name} <Badge value={check.status} />
-                          </span>
-                        ))}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              caption="Health checks"
+              columns={['Component', 'Status', 'Checks']}
+              rows={h.components}
+              empty="No components reported."
+              row={(c) => (
+                <tr key={c.name}>
+                  <td>{c.name}</td>
+                  <td>
+                    <Badge value={c.status} />
+                  </td>
+                  <td>
+                    {(c.checks ?? []).map((check) => (
+                      <span key={check.name} class="check">
+                        {check.name} <Badge value={check.status} />
+                      </span>
+                    ))}
+                  </td>
+                </tr>
+              )}
+            />
           </>
         )}
       </ApiView>

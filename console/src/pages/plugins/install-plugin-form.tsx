@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, post } from '../../api/client.ts';
+import { ActionForm } from '../../components/action-form.tsx';
 import { ApiView } from '../../components/api-view.tsx';
-import { ErrorNotice } from '../../components/error-notice.tsx';
 import { Field } from '../../components/field.tsx';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
@@ -19,35 +19,35 @@ export function InstallPluginForm({ onInstalled }: { onInstalled: (name: string)
   const [enable, setEnable] = useState(true);
   const [file, setFile] = useState<File | null>(null);
   const install = useAction(async () => {
+    let res: { plugin?: { name?: string } } | undefined;
     if (source === 'repository') {
-      await post('/admin/plugins/install', {
+      res = await post('/admin/plugins/install', {
         source: 'repository',
         plugin_name: name,
         version,
         config: { enabled: enable },
       });
-      onInstalled(name);
     } else {
       if (!file) throw new Error('Choose a .tgz package first');
       const form = new FormData();
       form.append('source', 'file');
       form.append('enabled', String(enable));
       form.append('file', file);
-      await api('POST', '/admin/plugins/install', { body: form });
-      onInstalled(file.name);
+      res = await api('POST', '/admin/plugins/install', { body: form });
     }
+    // The package's own name, not the file's: an upload called plugin.tgz may hold any plugin.
+    onInstalled(res?.plugin?.name ?? (source === 'repository' ? name : (file?.name ?? '')));
   });
   const errors = install.error?.fieldErrors ?? {};
   const offered = firstArray<AvailablePlugin>(available.data);
   const chosen = offered.find((p) => p.name === name);
   return (
-    <form
-      class="form-grid"
-      aria-label="Install plugin"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void install.run();
-      }}
+    <ActionForm
+      label="Install plugin"
+      action={install}
+      submit={install.busy ? 'Installing…' : 'Install'}
+      submitClass="primary"
+      errorTitle="Could not install"
     >
       <fieldset>
         <legend>Source</legend>
@@ -120,12 +120,6 @@ export function InstallPluginForm({ onInstalled }: { onInstalled: (name: string)
         <input type="checkbox" checked={enable} onChange={(e) => setEnable(e.currentTarget.checked)} /> Enable
         after installing
       </label>
-      <ErrorNotice error={install.error} title="Could not install" />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={install.busy}>
-          {install.busy ? 'Installing…' : 'Install'}
-        </button>
-      </div>
-    </form>
+    </ActionForm>
   );
 }

@@ -1,13 +1,16 @@
 import { useState } from 'preact/hooks';
 import { del, post } from '../../api/client.ts';
+import { ActionForm } from '../../components/action-form.tsx';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
 import { Field } from '../../components/field.tsx';
+import { KeyValues } from '../../components/key-values.tsx';
 import { Link } from '../../components/link.tsx';
 import { Page } from '../../components/page.tsx';
 import { RequiresOperation } from '../../components/requires-operation.tsx';
+import { SuccessNotice } from '../../components/success-notice.tsx';
 import { formatNumber, formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
@@ -30,14 +33,7 @@ function UpdateForm({ id, onStarted }: { id: string; onStarted: (taskId: string 
     onStarted(startedTaskId(res));
   });
   return (
-    <form
-      class="form-grid"
-      aria-label="Update plugin"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void update.run();
-      }}
-    >
+    <ActionForm label="Update plugin" action={update} submit="Update" errorTitle="Could not start the update">
       <Field label="Target version" error={update.error?.fieldErrors['version']}>
         {(p) => <input {...p} value={version} onInput={(e) => setVersion(e.currentTarget.value)} />}
       </Field>
@@ -45,13 +41,7 @@ function UpdateForm({ id, onStarted }: { id: string; onStarted: (taskId: string 
         <input type="checkbox" checked={backup} onChange={(e) => setBackup(e.currentTarget.checked)} /> Keep
         the current version for rollback
       </label>
-      <ErrorNotice error={update.error} title="Could not start the update" />
-      <div class="actions">
-        <button type="submit" disabled={update.busy}>
-          Update
-        </button>
-      </div>
-    </form>
+    </ActionForm>
   );
 }
 
@@ -61,6 +51,7 @@ export function PluginDetailPage({ id }: { id: string }) {
   const state = useApi<{ plugin?: PluginDetail } & Partial<PluginDetail>>(path, { refreshMs: REFRESH.lists });
   const [taskId, setTaskId] = useState<string | null>(null);
   const [started, setStarted] = useState(false);
+  const [configSaved, setConfigSaved] = useState(false);
   const toggle = useAction(async (action: 'enable' | 'disable') => {
     await post(`${path}/${action}`);
     state.reload();
@@ -78,42 +69,20 @@ export function PluginDetailPage({ id }: { id: string }) {
           const enabled = p.enabled ?? p.status === 'active';
           return (
             <>
-              <dl class="kv wide">
-                <div>
-                  <dt>Version</dt>
-                  <dd>{m?.version ?? '—'}</dd>
-                </div>
-                <div>
-                  <dt>Status</dt>
-                  <dd>
-                    <Badge value={p.status} />
-                  </dd>
-                </div>
-                <div>
-                  <dt>Health</dt>
-                  <dd>
-                    <Badge value={p.health} />
-                  </dd>
-                </div>
-                <div>
-                  <dt>Author</dt>
-                  <dd>{m?.author ?? '—'}</dd>
-                </div>
-                <div>
-                  <dt>License</dt>
-                  <dd>{m?.license ?? '—'}</dd>
-                </div>
-                <div>
-                  <dt>Platform</dt>
-                  <dd>{m?.platform_version ?? '—'}</dd>
-                </div>
-                {Object.entries(p.metrics ?? {}).map(([k, v]) => (
-                  <div key={k}>
-                    <dt>{k.replaceAll('_', ' ')}</dt>
-                    <dd>{formatNumber(v, 2)}</dd>
-                  </div>
-                ))}
-              </dl>
+              <KeyValues
+                variant="kv wide"
+                items={[
+                  ['Version', m?.version ?? '—'],
+                  ['Status', <Badge value={p.status} />],
+                  ['Health', <Badge value={p.health} />],
+                  ['Author', m?.author ?? '—'],
+                  ['License', m?.license ?? '—'],
+                  ['Platform', m?.platform_version ?? '—'],
+                  ...Object.entries(p.metrics ?? {}).map(
+                    ([k, v]) => [k.replaceAll('_', ' '), formatNumber(v, 2)] as const,
+                  ),
+                ]}
+              />
               {m?.description ? <p>{m.description}</p> : null}
               <div class="actions">
                 <button
@@ -141,15 +110,20 @@ export function PluginDetailPage({ id }: { id: string }) {
                   pluginId={id}
                   schema={p.config_schema ?? m?.config_schema}
                   configuration={p.configuration ?? {}}
-                  onSaved={state.reload}
+                  onSaving={() => setConfigSaved(false)}
+                  onSaved={() => {
+                    setConfigSaved(true);
+                    state.reload();
+                  }}
                 />
               </RequiresOperation>
+              <SuccessNotice>{configSaved ? 'Configuration saved.' : null}</SuccessNotice>
               <h2>Update</h2>
               {started ? (
                 taskId ? (
-                  <TaskProgress id={taskId} />
+                  <TaskProgress id={taskId} onFinished={state.reload} />
                 ) : (
-                  <p class="notice notice-good">Update started.</p>
+                  <SuccessNotice>Update started.</SuccessNotice>
                 )
               ) : null}
               <RequiresOperation operation="POST /api/v1/admin/plugins/{}/update" what="Plugin updates">

@@ -2,10 +2,12 @@ import { useState } from 'preact/hooks';
 import { post } from '../../api/client.ts';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
+import { DataTable } from '../../components/data-table.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
 import { Link } from '../../components/link.tsx';
 import { Page } from '../../components/page.tsx';
 import { RequiresOperation } from '../../components/requires-operation.tsx';
+import { SuccessNotice } from '../../components/success-notice.tsx';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
 import { REFRESH } from '../../refresh-intervals.ts';
@@ -24,58 +26,43 @@ export function PluginsPage() {
   });
   return (
     <Page title="Plugins">
-      {notice ? (
-        <p class="notice notice-good" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <SuccessNotice>{notice}</SuccessNotice>
       <ErrorNotice error={toggle.error} title="Could not change the plugin" />
       <ApiView state={list} what="Plugins" endpoint="GET /api/v1/admin/plugins">
         {(d) => {
           const plugins = firstArray<PluginItem>(d);
-          if (plugins.length === 0) return <p class="muted">No plugins are installed.</p>;
           return (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Plugin</th>
-                    <th scope="col">Version</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Health</th>
-                    <th scope="col">Enabled</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {plugins.map((p) => (
-                    <tr key={p.id} data-plugin={p.id}>
-                      <td>
-                        <Link to={`/plugins/${encodeURIComponent(p.id)}`}>{p.name}</Link>
-                        {p.description ? <div class="muted small">{p.description}</div> : null}
-                      </td>
-                      <td>{p.version}</td>
-                      <td>
-                        <Badge value={p.status} />
-                      </td>
-                      <td>
-                        <Badge value={p.health} />
-                      </td>
-                      <td>
-                        <button
-                          type="button"
-                          aria-pressed={p.enabled}
-                          disabled={toggle.busy}
-                          onClick={() => void toggle.run(p)}
-                          aria-label={`${p.enabled ? 'Disable' : 'Enable'} ${p.name}`}
-                        >
-                          {p.enabled ? 'Disable' : 'Enable'}
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <DataTable
+              columns={['Plugin', 'Version', 'Status', 'Health', 'Enabled']}
+              rows={plugins}
+              empty="No plugins are installed."
+              row={(p) => (
+                <tr key={p.id} data-plugin={p.id}>
+                  <td>
+                    <Link to={`/plugins/${encodeURIComponent(p.id)}`}>{p.name}</Link>
+                    {p.description ? <div class="muted small">{p.description}</div> : null}
+                  </td>
+                  <td>{p.version}</td>
+                  <td>
+                    <Badge value={p.status} />
+                  </td>
+                  <td>
+                    <Badge value={p.health} />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      aria-pressed={p.enabled}
+                      disabled={toggle.busy}
+                      onClick={() => void toggle.run(p)}
+                      aria-label={`${p.enabled ? 'Disable' : 'Enable'} ${p.name}`}
+                    >
+                      {p.enabled ? 'Disable' : 'Enable'}
+                    </button>
+                  </td>
+                </tr>
+              )}
+            />
           );
         }}
       </ApiView>

@@ -1,10 +1,12 @@
 import { useState } from 'preact/hooks';
 import { del, post } from '../../api/client.ts';
+import { ActionForm } from '../../components/action-form.tsx';
 import { ApiView } from '../../components/api-view.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { ACTIONS, DataTable } from '../../components/data-table.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
 import { Field } from '../../components/field.tsx';
-import { Pager, type Pagination } from '../../components/pager.tsx';
+import type { Pagination } from '../../components/pager.tsx';
 import { RequiresOperation } from '../../components/requires-operation.tsx';
 import { formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
@@ -52,64 +54,42 @@ export function BlockedIpsSection() {
       <h2 id="blocked-title">Blocked addresses</h2>
       <ApiView state={list} what="Blocked addresses" endpoint="GET /api/v1/admin/security/blocked-ips">
         {(d) => (
-          <>
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Address</th>
-                    <th scope="col">Reason</th>
-                    <th scope="col">By</th>
-                    <th scope="col">Since</th>
-                    <th scope="col">Until</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.blocked_ips.length === 0 ? (
-                    <tr>
-                      <td colSpan={6} class="muted">
-                        No address is blocked.
-                      </td>
-                    </tr>
-                  ) : null}
-                  {d.blocked_ips.map((b) => (
-                    <tr key={b.id}>
-                      <td>
-                        <code>{b.ip_address}</code>
-                      </td>
-                      <td>{b.reason || '—'}</td>
-                      <td>{b.blocked_by}</td>
-                      <td class="nowrap">{formatTime(b.created_at)}</td>
-                      <td class="nowrap">{b.expires_at ? formatTime(b.expires_at) : 'until removed'}</td>
-                      <td>
-                        <ConfirmButton
-                          label="Unblock"
-                          title={`Unblock ${b.ip_address}?`}
-                          confirmLabel="Unblock"
-                          onConfirm={() => void unblock.run(b)}
-                        />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager pagination={d.pagination} onPage={setPage} />
-          </>
+          <DataTable
+            columns={['Address', 'Reason', 'By', 'Since', 'Until', ACTIONS]}
+            rows={d.blocked_ips}
+            empty="No address is blocked."
+            pagination={d.pagination}
+            onPage={setPage}
+            row={(b) => (
+              <tr key={b.id}>
+                <td>
+                  <code>{b.ip_address}</code>
+                </td>
+                <td>{b.reason || '—'}</td>
+                <td>{b.blocked_by}</td>
+                <td class="nowrap">{formatTime(b.created_at)}</td>
+                <td class="nowrap">{b.expires_at ? formatTime(b.expires_at) : 'until removed'}</td>
+                <td>
+                  <ConfirmButton
+                    label="Unblock"
+                    title={`Unblock ${b.ip_address}?`}
+                    confirmLabel="Unblock"
+                    onConfirm={() => void unblock.run(b)}
+                  />
+                </td>
+              </tr>
+            )}
+          />
         )}
       </ApiView>
       <ErrorNotice error={unblock.error} title="Could not unblock" />
       <RequiresOperation operation="POST /api/v1/admin/security/block-ip" what="Blocking addresses">
-        <form
-          class="form-grid"
-          aria-label="Block an address"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void block.run();
-          }}
+        <ActionForm
+          label="Block an address"
+          action={block}
+          submit="Block"
+          submitClass="danger"
+          errorTitle="Could not block"
         >
           <h3>Block an address</h3>
           <Field label="Address or range" error={errors['ip_address']} hint="203.0.113.7 or 203.0.113.0/24">
@@ -133,13 +113,7 @@ export function BlockedIpsSection() {
             <input type="checkbox" checked={force} onChange={(e) => setForce(e.currentTarget.checked)} /> Even
             if it contains my own address
           </label>
-          <ErrorNotice error={block.error} title="Could not block" />
-          <div class="actions">
-            <button type="submit" class="danger" disabled={block.busy}>
-              Block
-            </button>
-          </div>
-        </form>
+        </ActionForm>
       </RequiresOperation>
     </section>
   );

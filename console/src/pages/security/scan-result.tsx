@@ -1,4 +1,6 @@
 import { Badge } from '../../components/badge.tsx';
+import { DataTable } from '../../components/data-table.tsx';
+import { KeyValues } from '../../components/key-values.tsx';
 import { formatNumber } from '../../format.ts';
 
 export interface Scan {
@@ -35,53 +37,35 @@ export function ScanResult({ scan }: { scan: Scan }) {
         {scan.error ? <span class="field-error"> {scan.error}</span> : null}
       </p>
       {s ? (
-        <dl class="stats">
-          <div>
-            <dt>Findings</dt>
-            <dd>{formatNumber(s.total_findings)}</dd>
-          </div>
-          {Object.entries(s.by_severity).map(([k, v]) => (
-            <div key={k}>
-              <dt>{k}</dt>
-              <dd>{formatNumber(v)}</dd>
-            </div>
-          ))}
-          <div>
-            <dt>Checks passed / run</dt>
-            <dd>
-              {formatNumber(s.checks_passed)} / {formatNumber(s.checks_run)}
-            </dd>
-          </div>
-        </dl>
+        <KeyValues
+          variant="stats"
+          items={[
+            ['Findings', formatNumber(s.total_findings)],
+            ...Object.entries(s.by_severity).map(([k, v]) => [k, formatNumber(v)] as const),
+            ['Checks passed / run', `${formatNumber(s.checks_passed)} / ${formatNumber(s.checks_run)}`],
+          ]}
+        />
       ) : null}
       {scan.findings?.length ? (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Severity</th>
-                <th scope="col">Finding</th>
-                <th scope="col">Affected</th>
-                <th scope="col">Recommendation</th>
-              </tr>
-            </thead>
-            <tbody>
-              {scan.findings.map((f) => (
-                <tr key={f.id}>
-                  <td>
-                    <Badge value={f.severity} />
-                  </td>
-                  <td>
-                    <strong>{f.title}</strong>
-                    <div class="small">{f.description}</div>
-                  </td>
-                  <td class="small break">{f.affected_resources.join(', ')}</td>
-                  <td class="small">{f.recommendation}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Findings"
+          columns={['Severity', 'Finding', 'Affected', 'Recommendation']}
+          rows={scan.findings}
+          empty={null}
+          row={(f) => (
+            <tr key={f.id}>
+              <td>
+                <Badge value={f.severity} />
+              </td>
+              <td>
+                <strong>{f.title}</strong>
+                <div class="small">{f.description}</div>
+              </td>
+              <td class="small break">{f.affected_resources.join(', ')}</td>
+              <td class="small">{f.recommendation}</td>
+            </tr>
+          )}
+        />
       ) : null}
     </div>
   );

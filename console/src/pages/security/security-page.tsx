@@ -1,8 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { post } from '../../api/client.ts';
+import { ActionForm } from '../../components/action-form.tsx';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
-import { ErrorNotice } from '../../components/error-notice.tsx';
+import { CheckboxGroup } from '../../components/checkbox-group.tsx';
+import { KeyValues } from '../../components/key-values.tsx';
 import { Page } from '../../components/page.tsx';
 import { RequiresOperation } from '../../components/requires-operation.tsx';
 import { formatNumber, formatTime } from '../../format.ts';
@@ -20,9 +22,11 @@ interface SecurityStatus {
   metrics: Record<string, number>;
 }
 
+const SCANNED = ['plugins', 'configuration', 'permissions'] as const;
+
 function ScanSection({ onFinished }: { onFinished: () => void }) {
   const [scanId, setScanId] = useState<string | null>(null);
-  const [components, setComponents] = useState(['plugins', 'configuration', 'permissions']);
+  const [components, setComponents] = useState<string[]>([...SCANNED]);
   const [threshold, setThreshold] = useState('low');
   const [finished, setFinished] = useState(false);
   const result = useApi<{ scan: Scan }>(scanId ? `/security/scan/${encodeURIComponent(scanId)}` : null, {
@@ -48,31 +52,14 @@ function ScanSection({ onFinished }: { onFinished: () => void }) {
     <section aria-labelledby="scan-title">
       <h2 id="scan-title">Scan</h2>
       <RequiresOperation operation="POST /api/v1/security/scan" what="Security scans">
-        <form
-          class="form-grid"
-          aria-label="Start a security scan"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void start.run();
-          }}
+        <ActionForm
+          label="Start a security scan"
+          action={start}
+          submit="Start scan"
+          disabled={components.length === 0}
+          errorTitle="Could not start the scan"
         >
-          <fieldset>
-            <legend>Components</legend>
-            {['plugins', 'configuration', 'permissions'].map((c) => (
-              <label key={c} class="check-label">
-                <input
-                  type="checkbox"
-                  checked={components.includes(c)}
-                  onChange={(e) =>
-                    setComponents(
-                      e.currentTarget.checked ? [...components, c] : components.filter((x) => x !== c),
-                    )
-                  }
-                />{' '}
-                {c}
-              </label>
-            ))}
-          </fieldset>
+          <CheckboxGroup legend="Components" options={SCANNED} value={components} onChange={setComponents} />
           <label>
             Report from severity{' '}
             <select value={threshold} onChange={(e) => setThreshold(e.currentTarget.value)}>
@@ -82,13 +69,7 @@ function ScanSection({ onFinished }: { onFinished: () => void }) {
               <option>critical</option>
             </select>
           </label>
-          <ErrorNotice error={start.error} title="Could not start the scan" />
-          <div class="actions">
-            <button type="submit" disabled={start.busy || components.length === 0}>
-              Start scan
-            </button>
-          </div>
-        </form>
+        </ActionForm>
       </RequiresOperation>
       {scanId ? (
         <ApiView state={result} what="Scan result" endpoint="GET /api/v1/security/scan/{id}">
@@ -106,30 +87,17 @@ export function SecurityPage() {
     <Page title="Security">
       <ApiView state={status} what="Security status" endpoint="GET /api/v1/security/status">
         {(s) => (
-          <dl class="stats">
-            <div>
-              <dt>Status</dt>
-              <dd>
-                <Badge value={s.status} />
-              </dd>
-            </div>
-            <div>
-              <dt>Last scan</dt>
-              <dd>{formatTime(s.last_scan)}</dd>
-            </div>
-            {s.open_alerts === undefined ? null : (
-              <div>
-                <dt>Open alerts</dt>
-                <dd>{formatNumber(s.open_alerts)}</dd>
-              </div>
-            )}
-            {Object.entries(s.metrics ?? {}).map(([k, v]) => (
-              <div key={k}>
-                <dt>{k.replaceAll('_', ' ')}</dt>
-                <dd>{formatNumber(v)}</dd>
-              </div>
-            ))}
-          </dl>
+          <KeyValues
+            variant="stats"
+            items={[
+              ['Status', <Badge value={s.status} />],
+              ['Last scan', formatTime(s.last_scan)],
+              s.open_alerts !== undefined && ['Open alerts', formatNumber(s.open_alerts)],
+              ...Object.entries(s.metrics ?? {}).map(
+                ([k, v]) => [k.replaceAll('_', ' '), formatNumber(v)] as const,
+              ),
+            ]}
+          />
         )}
       </ApiView>
       <AlertsSection />

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { post } from '../../api/client.ts';
-import { ErrorNotice } from '../../components/error-notice.tsx';
+import { ActionForm } from '../../components/action-form.tsx';
 import { Field } from '../../components/field.tsx';
 import { OnceSecret } from '../../components/once-secret.tsx';
 import { useAction } from '../../hooks/use-action.ts';
@@ -41,13 +41,12 @@ export function CreateSubscriptionForm({ onCreated }: { onCreated: () => void })
   });
   const errors = create.error?.fieldErrors ?? {};
   return (
-    <form
-      class="form-grid"
-      aria-label="Create webhook subscription"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void create.run();
-      }}
+    <ActionForm
+      label="Create webhook subscription"
+      action={create}
+      submit="Create subscription"
+      submitClass="primary"
+      errorTitle="Could not create the subscription"
     >
       {created ? (
         <OnceSecret
@@ -122,12 +121,6 @@ export function CreateSubscriptionForm({ onCreated }: { onCreated: () => void })
           />
         )}
       </Field>
-      <ErrorNotice error={create.error} title="Could not create the subscription" />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={create.busy}>
-          Create subscription
-        </button>
-      </div>
-    </form>
+    </ActionForm>
   );
 }

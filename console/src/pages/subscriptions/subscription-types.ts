@@ -19,3 +19,21 @@ export interface Subscription {
   last_error?: string | null;
   created_at: string;
 }
+
+/** One entry of `GET /events/subscriptions/{id}/deliveries`: an event queued for the subscription. */
+export interface SubscriptionDelivery {
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  /** pending, delivering, delivered, failed or dropped. */
+  status: string;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  replay_id: string | null;
+  response_status: number | null;
+  latency_ms: number | null;
+  last_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+}

@@ -3,7 +3,9 @@ import { del, put } from '../../api/client.ts';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { ACTIONS, DataTable } from '../../components/data-table.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
+import { SelectFilter } from '../../components/filter-controls.tsx';
 import { Link } from '../../components/link.tsx';
 import { Page } from '../../components/page.tsx';
 import { RequiresOperation } from '../../components/requires-operation.tsx';
@@ -39,81 +41,68 @@ export function SubscriptionsPage() {
       }
     >
       <div class="filters">
-        <label>
-          Status{' '}
-          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-            <option value="">Any</option>
-            <option>active</option>
-            <option>paused</option>
-            <option>error</option>
-          </select>
-        </label>
+        <SelectFilter
+          label="Status"
+          value={status}
+          onChange={setStatus}
+          options={['active', 'paused', 'error']}
+        />
       </div>
       <ErrorNotice error={setEnabled.error ?? remove.error} />
       <ApiView state={list} what="Subscriptions" endpoint="GET /api/v1/events/subscriptions">
-        {(d) =>
-          d.subscriptions.length === 0 ? (
-            <p class="muted">No subscriptions.</p>
-          ) : (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Patterns</th>
-                    <th scope="col">Target</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Delivered</th>
-                    <th scope="col">Success</th>
-                    <th scope="col">Last delivery</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {d.subscriptions.map((s) => (
-                    <tr key={s.subscription_id} data-subscription={s.subscription_id}>
-                      <td>
-                        <Link to={`/subscriptions/${encodeURIComponent(s.subscription_id)}`}>{s.name}</Link>
-                      </td>
-                      <td>
-                        <code>{s.event_patterns.join(', ')}</code>
-                      </td>
-                      <td class="small break">{s.webhook_url ?? s.delivery_method}</td>
-                      <td>
-                        <Badge value={s.status} />
-                      </td>
-                      <td data-testid="events-delivered">{formatNumber(s.events_delivered)}</td>
-                      <td>{formatRatio(s.success_rate)}</td>
-                      <td class="nowrap">{formatTime(s.last_delivery)}</td>
-                      <td class="nowrap">
-                        {s.status === 'paused' || s.status === 'error' ? (
-                          <button type="button" onClick={() => void setEnabled.run(s, true)}>
-                            Resume
-                          </button>
-                        ) : (
-                          <button type="button" onClick={() => void setEnabled.run(s, false)}>
-                            Pause
-                          </button>
-                        )}{' '}
-                        <ConfirmButton
-                          label="Delete"
-                          title={`Delete the subscription “${s.name}”?`}
-                          confirmLabel="Delete"
-                          danger
-                          onConfirm={() => void remove.run(s)}
-                        >
-                          <p>Pending deliveries to it are dropped.</p>
-                        </ConfirmButton>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
+        {(d) => (
+          <DataTable
+            columns={[
+              'Name',
+              'Patterns',
+              'Target',
+              'Status',
+              'Delivered',
+              'Success',
+              'Last delivery',
+              ACTIONS,
+            ]}
+            rows={d.subscriptions}
+            empty="No subscriptions."
+            row={(s) => (
+              <tr key={s.subscription_id} data-subscription={s.subscription_id}>
+                <td>
+                  <Link to={`/subscriptions/${encodeURIComponent(s.subscription_id)}`}>{s.name}</Link>
+                </td>
+                <td>
+                  <code>{s.event_patterns.join(', ')}</code>
+                </td>
+                <td class="small break">{s.webhook_url ?? s.delivery_method}</td>
+                <td>
+                  <Badge value={s.status} />
+                </td>
+                <td data-testid="events-delivered">{formatNumber(s.events_delivered)}</td>
+                <td data-testid="success-rate">{formatRatio(s.success_rate)}</td>
+                <td class="nowrap">{formatTime(s.last_delivery)}</td>
+                <td class="nowrap">
+                  {s.status === 'paused' || s.status === 'error' ? (
+                    <button type="button" onClick={() => void setEnabled.run(s, true)}>
+                      Resume
+                    </button>
+                  ) : (
+                    <button type="button" onClick={() => void setEnabled.run(s, false)}>
+                      Pause
+                    </button>
+                  )}{' '}
+                  <ConfirmButton
+                    label="Delete"
+                    title={`Delete the subscription “${s.name}”?`}
+                    confirmLabel="Delete"
+                    danger
+                    onConfirm={() => void remove.run(s)}
+                  >
+                    <p>Pending deliveries to it are dropped.</p>
+                  </ConfirmButton>
+                </td>
+              </tr>
+            )}
+          />
+        )}
       </ApiView>
       <details class="panel">
         <summary>Create a webhook subscription</summary>

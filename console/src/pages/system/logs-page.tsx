@@ -1,11 +1,11 @@
-import { useState } from 'preact/hooks';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
+import { SelectFilter, TextFilter } from '../../components/filter-controls.tsx';
 import { Page } from '../../components/page.tsx';
 import { Pager, type Pagination } from '../../components/pager.tsx';
 import { formatTime } from '../../format.ts';
 import { useApi } from '../../hooks/use-api.ts';
-import { useDebounced } from '../../hooks/use-debounced.ts';
+import { useListQuery } from '../../hooks/use-list-query.ts';
 import { REFRESH } from '../../refresh-intervals.ts';
 
 interface LogEntry {
@@ -18,56 +18,22 @@ interface LogEntry {
 
 /** The platform's stored log (INFO and above): GET /api/v1/admin/system/logs with level, component and search. */
 export function LogsPage() {
-  const [level, setLevel] = useState('');
-  const [component, setComponent] = useState('');
-  const [search, setSearch] = useState('');
-  const [page, setPage] = useState(1);
-  const c = useDebounced(component.trim());
-  const s = useDebounced(search.trim());
+  const { filters, set, page, setPage, query } = useListQuery({ level: '', component: '', search: '' });
   const list = useApi<{ logs: LogEntry[]; pagination: Pagination }>('/admin/system/logs', {
-    query: { level, component: c, search: s, page, per_page: 50 },
+    query: { ...query, per_page: 50 },
     refreshMs: REFRESH.lists,
   });
   return (
     <Page title="Logs">
       <div class="filters">
-        <label>
-          Level{' '}
-          <select
-            value={level}
-            onChange={(e) => {
-              setLevel(e.currentTarget.value);
-              setPage(1);
-            }}
-          >
-            <option value="">Any</option>
-            <option>DEBUG</option>
-            <option>INFO</option>
-            <option>WARNING</option>
-            <option>ERROR</option>
-          </select>
-        </label>
-        <label>
-          Component{' '}
-          <input
-            value={component}
-            onInput={(e) => {
-              setComponent(e.currentTarget.value);
-              setPage(1);
-            }}
-          />
-        </label>
-        <label>
-          Search{' '}
-          <input
-            type="search"
-            value={search}
-            onInput={(e) => {
-              setSearch(e.currentTarget.value);
-              setPage(1);
-            }}
-          />
-        </label>
+        <SelectFilter
+          label="Level"
+          value={filters.level}
+          onChange={set('level')}
+          options={['DEBUG', 'INFO', 'WARNING', 'ERROR']}
+        />
+        <TextFilter label="Component" value={filters.component} onChange={set('component')} />
+        <TextFilter label="Search" type="search" value={filters.search} onChange={set('search')} />
       </div>
       <ApiView state={list} what="Logs" endpoint="GET /api/v1/admin/system/logs">
         {(d) => (

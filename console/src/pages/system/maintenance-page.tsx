@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { post } from '../../api/client.ts';
+import { ActionForm } from '../../components/action-form.tsx';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
@@ -32,21 +33,20 @@ export function MaintenancePage() {
       setAllowAdmins(state.data.allow_admin_access);
     }
   }, [state.data]);
-  const toggle = useAction(async (enabled: boolean) => {
-    await post(
-      '/admin/system/maintenance',
-      enabled
-        ? {
-            enabled: true,
-            message,
-            allow_admin_access: allowAdmins,
-            ...(minutes ? { estimated_duration_minutes: Number(minutes) } : {}),
-          }
-        : { enabled: false },
-    );
+  const turnOn = useAction(async () => {
+    await post('/admin/system/maintenance', {
+      enabled: true,
+      message,
+      allow_admin_access: allowAdmins,
+      ...(minutes ? { estimated_duration_minutes: Number(minutes) } : {}),
+    });
     state.reload();
   });
-  const errors = toggle.error?.fieldErrors ?? {};
+  const turnOff = useAction(async () => {
+    await post('/admin/system/maintenance', { enabled: false });
+    state.reload();
+  });
+  const errors = turnOn.error?.fieldErrors ?? {};
   return (
     <Page title="Maintenance">
       <ApiView state={state} what="Maintenance mode" endpoint="GET /api/v1/admin/system/maintenance">
@@ -67,20 +67,19 @@ export function MaintenancePage() {
                 <button
                   type="button"
                   class="primary"
-                  disabled={toggle.busy}
-                  onClick={() => void toggle.run(false)}
+                  disabled={turnOff.busy}
+                  onClick={() => void turnOff.run()}
                 >
                   Turn maintenance off
                 </button>
               </div>
             ) : (
-              <form
-                class="form-grid"
-                aria-label="Turn maintenance on"
-                onSubmit={(e) => {
-                  e.preventDefault();
-                  void toggle.run(true);
-                }}
+              <ActionForm
+                label="Turn maintenance on"
+                action={turnOn}
+                submit="Turn maintenance on"
+                submitClass="danger"
+                errorTitle="Could not turn maintenance on"
               >
                 <Field label="Message to users" error={errors['message']}>
                   {(p) => <input {...p} value={message} onInput={(e) => setMessage(e.currentTarget.value)} />}
@@ -104,17 +103,12 @@ export function MaintenancePage() {
                   />{' '}
                   Admins keep full access
                 </label>
-                <div class="actions">
-                  <button type="submit" class="danger" disabled={toggle.busy}>
-                    Turn maintenance on
-                  </button>
-                </div>
-              </form>
+              </ActionForm>
             )}
           </>
         )}
       </ApiView>
-      <ErrorNotice error={toggle.error} title="Could not change maintenance mode" />
+      <ErrorNotice error={turnOff.error} title="Could not turn maintenance off" />
     </Page>
   );
 }

@@ -13,7 +13,16 @@ import { type Task, unwrapTask } from './task-types.ts';
 const ACTIVE = new Set(['pending', 'queued', 'running']);
 
 /** A task's live progress (GET /api/v1/tasks/{id} every second while it runs), its steps, logs and a cancel button. */
-export function TaskProgress({ id, showLogs = true }: { id: string; showLogs?: boolean }) {
+export function TaskProgress({
+  id,
+  showLogs = true,
+  onFinished,
+}: {
+  id: string;
+  showLogs?: boolean;
+  /** Called once the task has ended, so the page can reload what it changed. */
+  onFinished?: () => void;
+}) {
   const [finished, setFinished] = useState(false);
   const state = useApi<{ task?: Task } & Partial<Task>>(`/tasks/${encodeURIComponent(id)}`, {
     ...(finished ? {} : { refreshMs: REFRESH.progress }),
@@ -21,7 +30,10 @@ export function TaskProgress({ id, showLogs = true }: { id: string; showLogs?: b
   const status = state.data ? unwrapTask(state.data).status : undefined;
   const running = status === undefined || ACTIVE.has(status);
   useEffect(() => {
-    if (status && !ACTIVE.has(status)) setFinished(true);
+    if (status && !ACTIVE.has(status)) {
+      setFinished(true);
+      onFinished?.();
+    }
   }, [status]);
   const cancel = useAction(async () => {
     await del(`/tasks/${encodeURIComponent(id)}`);
@@ -36,7 +48,10 @@ export function TaskProgress({ id, showLogs = true }: { id: string; showLogs?: b
           return (
             <>
               <p>
-                <code>{t.type}</code> <Badge value={t.status} />{' '}
+                <code>{t.type}</code>{' '}
+                <span data-testid="task-status">
+                  <Badge value={t.status} />
+                </span>{' '}
                 <progress max={100} value={pct} aria-label={`Task progress ${pct} %`} /> {pct} %
                 {running ? (
                   <>

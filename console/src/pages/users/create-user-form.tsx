@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post } from '../../api/client.ts';
-import { ErrorNotice } from '../../components/error-notice.tsx';
+import { ActionForm } from '../../components/action-form.tsx';
+import { CheckboxGroup } from '../../components/checkbox-group.tsx';
 import { Field } from '../../components/field.tsx';
 import { useAction } from '../../hooks/use-action.ts';
 import { randomPassword } from '../../random-password.ts';
@@ -26,13 +27,12 @@ export function CreateUserForm({ onCreated }: { onCreated: (id: string, username
   const set = (k: keyof typeof form) => (e: { currentTarget: HTMLInputElement }) =>
     setForm({ ...form, [k]: e.currentTarget.value });
   return (
-    <form
-      class="form-grid"
-      aria-label="Create user"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void create.run();
-      }}
+    <ActionForm
+      label="Create user"
+      action={create}
+      submit="Create user"
+      submitClass="primary"
+      errorTitle="Could not create the user"
     >
       <Field label="Username" error={errors['username']}>
         {(p) => <input {...p} name="username" required value={form.username} onInput={set('username')} />}
@@ -60,25 +60,13 @@ export function CreateUserForm({ onCreated }: { onCreated: (id: string, username
           </span>
         )}
       </Field>
-      <fieldset>
-        <legend>Roles</legend>
-        {ROLES.map((r) => (
-          <label key={r} class="check-label">
-            <input
-              type="checkbox"
-              checked={form.roles.includes(r)}
-              onChange={(e) =>
-                setForm({
-                  ...form,
-                  roles: e.currentTarget.checked ? [...form.roles, r] : form.roles.filter((x) => x !== r),
-                })
-              }
-            />{' '}
-            {r}
-          </label>
-        ))}
-        {errors['roles'] ? <span class="field-error">{errors['roles']}</span> : null}
-      </fieldset>
+      <CheckboxGroup
+        legend="Roles"
+        options={ROLES}
+        value={form.roles}
+        onChange={(roles) => setForm({ ...form, roles })}
+        error={errors['roles']}
+      />
       <fieldset>
         <legend>Options</legend>
         <label class="check-label">
@@ -98,12 +86,6 @@ export function CreateUserForm({ onCreated }: { onCreated: (id: string, username
           Send a welcome e-mail
         </label>
       </fieldset>
-      <ErrorNotice error={create.error} title="Could not create the user" />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={create.busy}>
-          Create user
-        </button>
-      </div>
-    </form>
+    </ActionForm>
   );
 }

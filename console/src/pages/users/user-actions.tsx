@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post, put } from '../../api/client.ts';
-import { ErrorNotice } from '../../components/error-notice.tsx';
+import { ActionForm } from '../../components/action-form.tsx';
+import { CheckboxGroup } from '../../components/checkbox-group.tsx';
 import { Field } from '../../components/field.tsx';
 import { OnceSecret } from '../../components/once-secret.tsx';
 import { useAction } from '../../hooks/use-action.ts';
@@ -29,13 +30,12 @@ export function EditUserForm({ user, onSaved }: { user: UserDetail; onSaved: () 
   });
   const errors = save.error?.fieldErrors ?? {};
   return (
-    <form
-      class="form-grid"
-      aria-label="Edit user"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save.run();
-      }}
+    <ActionForm
+      label="Edit user"
+      action={save}
+      submit="Save changes"
+      submitClass="primary"
+      errorTitle="Could not save"
     >
       <Field label="E-mail" error={errors['email']}>
         {(p) => (
@@ -69,31 +69,13 @@ export function EditUserForm({ user, onSaved }: { user: UserDetail; onSaved: () 
           </select>
         )}
       </Field>
-      <fieldset>
-        <legend>Roles</legend>
-        {ROLES.map((r) => (
-          <label key={r} class="check-label">
-            <input
-              type="checkbox"
-              checked={form.roles.includes(r)}
-              onChange={(e) =>
-                setForm({
-                  ...form,
-                  roles: e.currentTarget.checked ? [...form.roles, r] : form.roles.filter((x) => x !== r),
-                })
-              }
-            />{' '}
-            {r}
-          </label>
-        ))}
-      </fieldset>
-      <ErrorNotice error={save.error} title="Could not save" />
-      <div class="actions">
-        <button type="submit" class="primary" disabled={save.busy}>
-          Save changes
-        </button>
-      </div>
-    </form>
+      <CheckboxGroup
+        legend="Roles"
+        options={ROLES}
+        value={form.roles}
+        onChange={(roles) => setForm({ ...form, roles })}
+      />
+    </ActionForm>
   );
 }
 
@@ -112,13 +94,13 @@ export function SuspendForm({ user, onDone }: { user: UserDetail; onDone: () => 
   });
   const errors = suspend.error?.fieldErrors ?? {};
   return (
-    <form
-      class="form-grid"
-      aria-label="Suspend user"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void suspend.run();
-      }}
+    <ActionForm
+      label="Suspend user"
+      action={suspend}
+      submit={`Suspend ${user.username}`}
+      submitClass="danger"
+      disabled={user.status === 'suspended'}
+      errorTitle="Could not suspend"
     >
       <Field label="Reason" error={errors['reason']}>
         {(p) => <input {...p} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />}
@@ -132,13 +114,7 @@ export function SuspendForm({ user, onDone }: { user: UserDetail; onDone: () => 
         <input type="checkbox" checked={notify} onChange={(e) => setNotify(e.currentTarget.checked)} /> Notify
         the user by e-mail
       </label>
-      <ErrorNotice error={suspend.error} title="Could not suspend" />
-      <div class="actions">
-        <button type="submit" class="danger" disabled={suspend.busy || user.status === 'suspended'}>
-          Suspend {user.username}
-        </button>
-      </div>
-    </form>
+    </ActionForm>
   );
 }
 
@@ -159,13 +135,11 @@ export function ResetPasswordForm({ user }: { user: UserDetail }) {
   });
   const errors = reset.error?.fieldErrors ?? {};
   return (
-    <form
-      class="form-grid"
-      aria-label="Reset password"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void reset.run();
-      }}
+    <ActionForm
+      label="Reset password"
+      action={reset}
+      submit="Reset password"
+      errorTitle="Could not reset the password"
     >
       {shown ? (
         <OnceSecret
@@ -196,12 +170,6 @@ export function ResetPasswordForm({ user }: { user: UserDetail }) {
         <input type="checkbox" checked={sendEmail} onChange={(e) => setSendEmail(e.currentTarget.checked)} />{' '}
         Send it by e-mail
       </label>
-      <ErrorNotice error={reset.error} title="Could not reset the password" />
-      <div class="actions">
-        <button type="submit" disabled={reset.busy}>
-          Reset password
-        </button>
-      </div>
-    </form>
+    </ActionForm>
   );
 }

@@ -4,10 +4,13 @@ import { useOperation } from '../../api/operations.ts';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
 import { ConfirmButton } from '../../components/confirm-button.tsx';
+import { DataTable } from '../../components/data-table.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
+import { KeyValues } from '../../components/key-values.tsx';
 import { Link } from '../../components/link.tsx';
 import { Page } from '../../components/page.tsx';
 import { RequiresOperation } from '../../components/requires-operation.tsx';
+import { SuccessNotice } from '../../components/success-notice.tsx';
 import { formatNumber, formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
@@ -17,50 +20,25 @@ import type { UserDetail } from './user-types.ts';
 
 function Details({ u }: { u: UserDetail }) {
   return (
-    <dl class="kv wide">
-      <div>
-        <dt>Id</dt>
-        <dd>
-          <code>{u.id}</code>
-        </dd>
-      </div>
-      <div>
-        <dt>Status</dt>
-        <dd>
-          <Badge value={u.status} />
-        </dd>
-      </div>
-      <div>
-        <dt>E-mail</dt>
-        <dd>
-          {u.email} {u.email_verified ? <span class="muted">(verified)</span> : null}
-        </dd>
-      </div>
-      <div>
-        <dt>Roles</dt>
-        <dd>{u.roles.join(', ')}</dd>
-      </div>
-      <div>
-        <dt>Permissions</dt>
-        <dd>{(u.permissions ?? []).join(', ') || '—'}</dd>
-      </div>
-      <div>
-        <dt>Last login</dt>
-        <dd>{formatTime(u.last_login)}</dd>
-      </div>
-      <div>
-        <dt>Logins</dt>
-        <dd>{formatNumber(u.login_count)}</dd>
-      </div>
-      <div>
-        <dt>Failed logins</dt>
-        <dd>{formatNumber(u.metadata?.['failed_login_attempts'] as number | undefined)}</dd>
-      </div>
-      <div>
-        <dt>Created</dt>
-        <dd>{formatTime(u.created_at)}</dd>
-      </div>
-    </dl>
+    <KeyValues
+      variant="kv wide"
+      items={[
+        ['Id', <code>{u.id}</code>],
+        ['Status', <Badge value={u.status} />],
+        [
+          'E-mail',
+          <>
+            {u.email} {u.email_verified ? <span class="muted">(verified)</span> : null}
+          </>,
+        ],
+        ['Roles', u.roles.join(', ')],
+        ['Permissions', (u.permissions ?? []).join(', ') || '—'],
+        ['Last login', formatTime(u.last_login)],
+        ['Logins', formatNumber(u.login_count)],
+        ['Failed logins', formatNumber(u.metadata?.['failed_login_attempts'] as number | undefined)],
+        ['Created', formatTime(u.created_at)],
+      ]}
+    />
   );
 }
 
@@ -85,72 +63,44 @@ export function UserDetailPage({ id }: { id: string }) {
           return (
             <>
               <h2>{u.full_name ? `${u.full_name} (${u.username})` : u.username}</h2>
-              {saved ? (
-                <p class="notice notice-good" role="status">
-                  {saved}
-                </p>
-              ) : null}
+              <SuccessNotice>{saved}</SuccessNotice>
               <Details u={u} />
               <h3>Sessions</h3>
-              {(u.sessions ?? []).length === 0 ? (
-                <p class="muted">No sessions.</p>
-              ) : (
-                <div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Device</th>
-                        <th scope="col">Address</th>
-                        <th scope="col">Last activity</th>
-                        <th scope="col">Active</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {(u.sessions ?? []).map((s) => (
-                        <tr key={s.id}>
-                          <td>{s.device}</td>
-                          <td>{s.ip_address}</td>
-                          <td>{formatTime(s.last_activity)}</td>
-                          <td>
-                            <Badge value={s.is_active} />
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-              )}
+              <DataTable
+                caption="Sessions"
+                columns={['Device', 'Address', 'Last activity', 'Active']}
+                rows={u.sessions ?? []}
+                empty="No sessions."
+                row={(s) => (
+                  <tr key={s.id}>
+                    <td>{s.device}</td>
+                    <td>{s.ip_address}</td>
+                    <td>{formatTime(s.last_activity)}</td>
+                    <td>
+                      <Badge value={s.is_active} />
+                    </td>
+                  </tr>
+                )}
+              />
               <h3>API keys</h3>
-              {(u.api_keys ?? []).length === 0 ? (
-                <p class="muted">No API keys.</p>
-              ) : (
-                <div class="table-wrap">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Name</th>
-                        <th scope="col">Key</th>
-                        <th scope="col">Last used</th>
-                        <th scope="col">Active</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {(u.api_keys ?? []).map((k) => (
-                        <tr key={k.id}>
-                          <td>{k.name}</td>
-                          <td>
-                            <code>{k.key_preview}</code>
-                          </td>
-                          <td>{formatTime(k.last_used)}</td>
-                          <td>
-                            <Badge value={k.is_active} />
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-              )}
+              <DataTable
+                caption="API keys"
+                columns={['Name', 'Key', 'Last used', 'Active']}
+                rows={u.api_keys ?? []}
+                empty="No API keys."
+                row={(k) => (
+                  <tr key={k.id}>
+                    <td>{k.name}</td>
+                    <td>
+                      <code>{k.key_preview}</code>
+                    </td>
+                    <td>{formatTime(k.last_used)}</td>
+                    <td>
+                      <Badge value={k.is_active} />
+                    </td>
+                  </tr>
+                )}
+              />
               <details class="panel">
                 <summary>Edit</summary>
                 <RequiresOperation operation="PUT /api/v1/admin/users/{}" what="Editing users">

@@ -1,0 +1,61 @@
+import { createRequire } from 'node:module';
+import type { FastifyServerOptions } from 'fastify';
+
+const require = createRequire(import.meta.url);
+
+type Compile = (routeSchema: unknown) => unknown;
+type BuildCompiler = (externalSchemas: unknown, serverOptions: unknown) => Compile;
+type Validate = ((data: unknown, context?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
+
+// Fastify's own defaults, the very compilers it would use without this module, loaded (and their Ajv
+// instance made) when the first schema is compiled.
+const defaultValidatorBuilder = () => (require('@fastify/ajv-compiler') as () => BuildCompiler)();
+const defaultSerializerBuilder = () =>
+  (require('@fastify/fast-json-stringify-compiler') as () => BuildCompiler)();
+
+/**
+ * Fastify's default validator (Ajv) and serializer (fast-json-stringify) compilers, each compiling a route's
+ * schema when the route first needs it rather than when it is registered.
+ *
+ * Compiling every schema of every route at start-up was half of the platform's start-up time and a good part
+ * of its idle memory, for routes most instances never serve. The compiled functions and their behaviour are
+ * the defaults' own; only the moment of compiling moves. Schemas are static and every route is exercised by
+ * the contract tests, so a schema that fails to compile still fails a test rather than a user.
+ */
+export const lazySchemaCompilers: NonNullable<FastifyServerOptions['schemaController']> = {
+  compilersFactory: {
+    buildValidator: ((externalSchemas: unknown, ajvOptions: unknown) => {
+      let compile: Compile | undefined;
+      return (routeSchema: unknown) =>
+        lazyValidator(() => {
+          compile ??= defaultValidatorBuilder()(externalSchemas, ajvOptions);
+          return compile(routeSchema) as Validate;
+        });
+    }) as never,
+    buildSerializer: ((externalSchemas: unknown, serializerOptions: unknown) => {
+      let compile: Compile | undefined;
+      return (routeSchema: unknown) => {
+        let serialize: ((data: unknown) => string) | undefined;
+        return (data: unknown) => {
+          compile ??= defaultSerializerBuilder()(externalSchemas, serializerOptions);
+          serialize ??= compile(routeSchema) as (data: unknown) => string;
+          return serialize(data);
+        };
+      };
+    }) as never,
+  },
+};
+
+function lazyValidator(build: () => Validate): Validate {
+  let validate: Validate | undefined;
+  const lazy: Validate = (data, context) => {
+    validate ??= build();
+    const result = validate(data, context);
+    lazy.errors = validate.errors;
+    return result;
+  };
+  // Fastify passes the parent object (so Ajv may coerce a root value) only to functions carrying `schemaEnv`,
+  // which every Ajv function does: the placeholder keeps that call shape before the real one exists.
+  lazy.schemaEnv = true;
+  return lazy;
+}
