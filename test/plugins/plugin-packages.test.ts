@@ -112,7 +112,11 @@ describe('plugin packages: manifests, archives, sources and integrity', () => {
   });
 
   it('packs and installs a folder whose files have several hard links (as pnpm installs them)', async () => {
-    const dir = writePlugin(tempRepository(), { name: 'hardlinked', main: 'entry.js', permissions: ['http:routes'] }, '');
+    const dir = writePlugin(
+      tempRepository(),
+      { name: 'hardlinked', main: 'entry.js', permissions: ['http:routes'] },
+      '',
+    );
     mkdirSync(join(dir, 'lib'));
     writeFileSync(join(dir, 'lib', 'real.js'), HELLO);
     linkSync(join(dir, 'lib', 'real.js'), join(dir, 'entry.js'));
