@@ -4,6 +4,7 @@ import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, pagination } from '../http/envelope.js';
 import { plainJson } from '../http/plain-json.js';
+import type { EventListCache } from './event-list-cache.js';
 import {
   AuditTrail,
   EmitBody,
@@ -23,8 +24,21 @@ export const readerOf = (request: FastifyRequest): Reader => ({
   isAdmin: request.principal!.isAdmin,
 });
 
-export function registerEventRoutes(app: App, deps: { events: EventService }): void {
-  const { events } = deps;
+const FILTER_KEYS = [
+  'event_type',
+  'source',
+  'start_time',
+  'end_time',
+  'correlation_id',
+  'priority',
+  'status',
+] as const;
+
+export function registerEventRoutes(
+  app: App,
+  deps: { events: EventService; listCache: EventListCache },
+): void {
+  const { events, listCache } = deps;
 
   app.post(
     '/api/v1/events',
@@ -77,40 +91,31 @@ export function registerEventRoutes(app: App, deps: { events: EventService }): v
       const q = request.query;
       const page = q.page ?? 1;
       const perPage = q.per_page ?? 20;
-      const { items, total } = await events.list(
-        {
-          eventType: q.event_type,
-          source: q.source,
-          startTime: q.start_time === undefined ? undefined : new Date(q.start_time).toISOString(),
-          endTime: q.end_time === undefined ? undefined : new Date(q.end_time).toISOString(),
-          correlationId: q.correlation_id,
-          priority: q.priority,
-          status: q.status,
-          sort: q.sort ?? 'timestamp',
-          order: q.order ?? 'desc',
-          page,
-          perPage,
-        },
-        readerOf(request),
-      );
+      const query = {
+        eventType: q.event_type,
+        source: q.source,
+        startTime: q.start_time === undefined ? undefined : new Date(q.start_time).toISOString(),
+        endTime: q.end_time === undefined ? undefined : new Date(q.end_time).toISOString(),
+        correlationId: q.correlation_id,
+        priority: q.priority,
+        status: q.status,
+        sort: q.sort ?? 'timestamp',
+        order: q.order ?? 'desc',
+        page,
+        perPage,
+      } as const;
+      const reader = readerOf(request);
       const filters: Record<string, string | number> = {};
-      for (const key of [
-        'event_type',
-        'source',
-        'start_time',
-        'end_time',
-        'correlation_id',
-        'priority',
-        'status',
-      ] as const) {
+      for (const key of FILTER_KEYS) {
         const value = q[key];
         if (value !== undefined) filters[key] = value;
       }
-      return ok(request, {
-        events: items,
-        pagination: pagination(page, perPage, total),
-        filters_applied: filters,
+      const key = JSON.stringify([reader.isAdmin ? '' : reader.userId, query, filters]);
+      const data = await listCache.page(key, async () => {
+        const { items, total } = await events.list(query, reader);
+        return { events: items, pagination: pagination(page, perPage, total), filters_applied: filters };
       });
+      return ok(request, data);
     },
   );
 

@@ -50,6 +50,16 @@ export class EventStore {
     return row ? { sequence: Number(row.sequence), event_id: row.event_id } : undefined;
   }
 
+  /** The earliest expiry still ahead of `now`, or null when no stored event expires later. */
+  async nextExpiry(now: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.min('expires_at').as('next'))
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return row?.next ?? null;
+  }
+
   /** Events after `after` in sequence order, at most `limit`, optionally only up to `upTo`. */
   async range(after: number, limit: number, upTo?: number): Promise<EventRow[]> {
     let q = this.db

@@ -3,6 +3,7 @@ import { StreamHub } from '../streams/stream-hub.js';
 import { registerStreamRoutes } from '../streams/stream-routes.js';
 import { EventBus } from './event-bus.js';
 import { EventCipher, newEventKey } from './event-cipher.js';
+import { EventListCache } from './event-list-cache.js';
 import { registerEventRoutes } from './event-routes.js';
 import { EventService } from './event-service.js';
 import { registerEventStatsRoutes } from './event-stats-routes.js';
@@ -63,7 +64,11 @@ export async function registerEventSystem(ctx: PlatformContext): Promise<EventSy
   await subscriptionIndex.start();
   ctx.onClose(() => subscriptionIndex.stop());
 
-  registerEventRoutes(app, { events });
+  const listCache = new EventListCache({
+    stamp: () => database.changeStamp(),
+    nextExpiry: (now) => store.nextExpiry(now),
+  });
+  registerEventRoutes(app, { events, listCache });
   registerEventStatsRoutes(app, { stats: new EventStatsStore(db), hub, store });
   registerSubscriptionRoutes(app, { subscriptions });
   registerWebhookRoutes(app, { subscriptions });

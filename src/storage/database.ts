@@ -10,5 +10,11 @@ export interface Database {
   /** Round-trips a trivial query; resolves to its duration in milliseconds. */
   ping(): Promise<number>;
   pool(): { active: number; idle: number; total: number; waiting: number };
+  /**
+   * A value that differs whenever any row of the database may have changed since it was last read, read
+   * without a round trip; `undefined` where that cannot be known cheaply (PostgreSQL, several writers).
+   * Caches of query results (the event list's pages) are valid only while it stays the same.
+   */
+  changeStamp(): string | undefined;
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import * as admin from './migrations/0005-admin.js';
 import * as backups from './migrations/0006-backups.js';
 import * as webhooks from './migrations/0007-webhooks.js';
 import * as plugins from './migrations/0008-plugins.js';
+import * as eventExpiryIndex from './migrations/0009-event-expiry-index.js';
 
 /**
  * Every migration, in order. Feature modules add their own file under `storage/migrations/` and a line here;
@@ -21,4 +22,5 @@ export const migrationList: Record<string, Migration> = {
   '0006-backups': backups,
   '0007-webhooks': webhooks,
   '0008-plugins': plugins,
+  '0009-event-expiry-index': eventExpiryIndex,
 };

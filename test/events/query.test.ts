@@ -102,6 +102,25 @@ describe('querying events', { timeout: 20_000 }, () => {
     expect(res.data.error.code).toBe('INVALID_EVENT_TYPE');
   });
 
+  it('answers a page read again with every change since: new events and expiries', async () => {
+    const page = async () =>
+      (await list('?source=rereads&order=asc')).events.map((e: any) => [e.event_type, e.status]);
+    expect(await page()).toEqual([]);
+    const expiresAt = new Date(Date.now() + 1500).toISOString();
+    await emit({ event_type: 'reread.brief', source: 'rereads', expires_at: expiresAt });
+    expect(await page()).toEqual([['reread.brief', 'processed']]);
+    expect(await page()).toEqual([['reread.brief', 'processed']]);
+    await emit({ event_type: 'reread.kept', source: 'rereads' });
+    expect(await page()).toEqual([
+      ['reread.brief', 'processed'],
+      ['reread.kept', 'processed'],
+    ]);
+    // Nothing is written while the first event expires: the page still drops it on time.
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(expiresAt) - Date.now() + 20)));
+    expect(await page()).toEqual([['reread.kept', 'processed']]);
+    expect((await list('?source=rereads')).pagination).toMatchObject({ total: 1 });
+  });
+
   it('gives list items a shallow data preview instead of data', async () => {
     const [item] = (await list('?correlation_id=flow-7')).events;
     expect(item.data).toBeUndefined();

@@ -25,6 +25,7 @@ export function createPostgresDatabase(url: string, max: number): Database {
   return {
     db,
     dialect: 'postgres',
+    changeStamp: () => undefined,
     async ping() {
       const start = performance.now();
       await sql`select 1`.execute(db);

@@ -14,6 +14,11 @@ export function createSqliteDatabase(file: string): Database {
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   let closed = false;
+  // Rows this connection changed (committed or not: a read waits for an open transaction anyway), its
+  // schema changes, and commits by any other connection to the file.
+  const changes = sqlite.prepare('select total_changes()').pluck();
+  const schemaVersion = sqlite.prepare('pragma schema_version').pluck();
+  const dataVersion = sqlite.prepare('pragma data_version').pluck();
   return {
     db,
     dialect: 'sqlite',
@@ -22,6 +27,7 @@ export function createSqliteDatabase(file: string): Database {
       await sql`select 1`.execute(db);
       return performance.now() - start;
     },
+    changeStamp: () => (closed ? undefined : `${changes.get()}:${schemaVersion.get()}:${dataVersion.get()}`),
     pool: () => ({ active: 0, idle: closed ? 0 : 1, total: closed ? 0 : 1, waiting: 0 }),
     async close() {
       if (closed) return;
