@@ -46,7 +46,8 @@ async function start(mode: string): Promise<{ child: ChildProcess; url: string; 
   });
   const lines = createInterface({ input: child.stdout! });
   for await (const line of lines) {
-    if (line.startsWith('{')) {
+    // The ready line; the platform's own log lines (also JSON) go to the same stdout.
+    if (line.startsWith('{"url":')) {
       const ready = JSON.parse(line) as { url: string; token: string };
       return { child, ...ready };
     }

@@ -33,7 +33,7 @@ const child = spawn(process.execPath, ['--import', 'tsx', 'bench/emit-server.ts'
 });
 let server: { url: string; token: string } | undefined;
 for await (const line of createInterface({ input: child.stdout! })) {
-  if (line.startsWith('{')) {
+  if (line.startsWith('{"url":')) {
     server = JSON.parse(line) as { url: string; token: string };
     break;
   }

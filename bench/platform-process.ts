@@ -22,14 +22,20 @@ export interface PlatformRuntime {
 }
 
 /**
- * `node dist/src/main.js serve` when every `src/**.ts` has an up-to-date `dist/src/**.js` (or when the
- * caller has just built it: `justBuilt`), else tsx.
+ * `node dist/platform/main.js serve` when the build is at least as new as every source file (or when the
+ * caller has just built it: `justBuilt`), else tsx. To profile the platform under a benchmark's load,
+ * `PLATFORM_BENCH_NODE_ARGS` adds node options (`--cpu-prof --cpu-prof-dir=/tmp/prof`) and
+ * `PLATFORM_BENCH_ENTRY` runs another entry (`dist/src/main.js`, whose names read better than the bundle's).
  */
 export function platformRuntime(options: { justBuilt?: boolean } = {}): PlatformRuntime {
   // The runner's --build also tells the scripts it starts (bench/webhook-throughput.ts) through the environment.
   const justBuilt = options.justBuilt ?? process.env.PLATFORM_BENCH_JUST_BUILT === '1';
   const command = platformCommand({ justBuilt });
-  return { label: command.label, args: [...command.args, 'serve'] };
+  const nodeArgs = (process.env.PLATFORM_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const entry = process.env.PLATFORM_BENCH_ENTRY;
+  const args = entry ? [resolve(entry)] : command.args;
+  const label = entry ? `${entry} (PLATFORM_BENCH_ENTRY)` : command.label;
+  return { label, args: [...nodeArgs, ...args, 'serve'] };
 }
 
 export interface PlatformProcess {

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { MemoryCacheLevel } from './memory/memory-cache-level.js';
 
 /** What a LocalCache needs from the cache service: the current L1 and the lookup accounting. */
@@ -18,6 +19,11 @@ export class LocalCache<V> {
     return new LocalCache<V>({ l1: () => l1, countLookup: () => {} }, `${prefix}:`, ttlMs);
   }
 
+  // The value last parsed from each entry's JSON, reused while the entry holds that same JSON: the L1 keeps
+  // JSON (its size accounting, and the same form as Redis), and parsing it on every request cost more than
+  // the lookup. Values are frozen, so no caller can change what the next one reads.
+  private readonly parsed = new LRUCache<string, { raw: string; value: V }>({ max: 10_000 });
+
   constructor(
     private readonly host: LocalCacheHost,
     private readonly prefix: string,
@@ -27,7 +33,12 @@ export class LocalCache<V> {
   get(key: string): V | undefined {
     const raw = this.host.l1().getSync(this.prefix + key);
     this.host.countLookup(raw !== undefined);
-    return raw === undefined ? undefined : (JSON.parse(raw) as V);
+    if (raw === undefined) return undefined;
+    const memo = this.parsed.get(key);
+    if (memo !== undefined && memo.raw === raw) return memo.value;
+    const value = deepFreeze(JSON.parse(raw) as V);
+    this.parsed.set(key, { raw, value });
+    return value;
   }
 
   set(key: string, value: V): void {
@@ -35,6 +46,7 @@ export class LocalCache<V> {
   }
 
   delete(key: string): void {
+    this.parsed.delete(key);
     this.host.l1().deleteSync(this.prefix + key);
   }
 
@@ -43,6 +55,15 @@ export class LocalCache<V> {
   }
 
   clear(): void {
+    this.parsed.clear();
     this.host.l1().deleteWhere(this.prefix, () => true);
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }

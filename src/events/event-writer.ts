@@ -103,7 +103,6 @@ export class EventWriter {
             rows,
             batch.reduce((n, p) => n + p.draft.subscriptionIds.length, 0),
           );
-          await this.markProcessed(rows.filter((_, i) => batch[i]!.draft.subscriptionIds.length === 0));
         } catch {
           // Already committed: the emits succeeded; a failed follow-up leaves those events `emitted`.
         } finally {
@@ -112,14 +111,6 @@ export class EventWriter {
       }
     } finally {
       this.running = false;
-    }
-  }
-
-  /** Events with no durable subscriber have nothing left to do once committed and fanned out live. */
-  private async markProcessed(rows: EventsTable[]): Promise<void> {
-    for (let i = 0; i < rows.length; i += CHUNK) {
-      const ids = rows.slice(i, i + CHUNK).map((r) => r.event_id);
-      await this.db.updateTable('events').set({ status: 'processed' }).where('event_id', 'in', ids).execute();
     }
   }
 
@@ -162,10 +153,16 @@ export class EventWriter {
       actor: p.draft.actor,
       details: JSON.stringify({ ...p.draft.auditDetails, sequence: rows[i]!.sequence }),
     }));
-    for (let i = 0; i < rows.length; i += CHUNK) {
+    // An event with no durable subscriber has nothing left to do once committed (live clients get it from
+    // the commit, or from the store when they resume): it is stored `processed`, while the emitter and the
+    // live streams see it as it was emitted.
+    const stored = rows.map((row, i) =>
+      batch[i]!.draft.subscriptionIds.length === 0 ? { ...row, status: 'processed' } : row,
+    );
+    for (let i = 0; i < stored.length; i += CHUNK) {
       await trx
         .insertInto('events')
-        .values(rows.slice(i, i + CHUNK))
+        .values(stored.slice(i, i + CHUNK))
         .execute();
     }
     for (let i = 0; i < outbox.length; i += CHUNK) {
