@@ -279,13 +279,13 @@ export class AuthService {
     }
     const user = await this.activeUser(claims.sub);
     this.noteActivity(session);
-    const roles = rolesOf(user);
+    const { roles, permissions, isAdmin } = accessOf(user);
     return {
       userId: user.id,
       username: user.username,
       roles,
-      permissions: permissionsOf(roles),
-      isAdmin: roles.includes('admin'),
+      permissions,
+      isAdmin,
       method: 'jwt',
       sessionId: session.id,
     };
@@ -312,8 +312,7 @@ export class AuthService {
     if (row.expires_at !== null && row.expires_at <= nowIso())
       throw authFailed('api_key_expired', 'The API key has expired');
     const user = await this.activeUser(row.user_id);
-    const roles = rolesOf(user);
-    const owner = permissionsOf(roles);
+    const { roles, permissions: owner, isAdmin } = accessOf(user);
     const scopes = scopesOf(row);
     // A key never grants more than its owner holds now, even if the owner lost a role since;
     // a `*` key holds whatever its owner holds.
@@ -328,7 +327,7 @@ export class AuthService {
       username: user.username,
       roles,
       permissions,
-      isAdmin: roles.includes('admin'),
+      isAdmin,
       method: 'api_key',
       apiKeyId: row.id,
     };
@@ -406,3 +405,20 @@ export class AuthService {
 // An argon2id hash of a random string, verified against when the user does not exist.
 const DUMMY_HASH =
   '$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$8YqHc8LxW3lH5m6t4Wq4wPz7m0xq0Q8m3kq8kYwGqXg';
+
+// The roles and permissions of a user row, worked out once per row object: the cached rows (LocalCache) are
+// frozen and reused until the user changes, so this is a lookup on every request after the first.
+const accessByUser = new WeakMap<
+  UserRow,
+  { roles: readonly string[]; permissions: readonly string[]; isAdmin: boolean }
+>();
+
+function accessOf(user: UserRow) {
+  let access = accessByUser.get(user);
+  if (access === undefined) {
+    const roles = Object.freeze(rolesOf(user));
+    access = { roles, permissions: Object.freeze(permissionsOf(roles)), isAdmin: roles.includes('admin') };
+    accessByUser.set(user, access);
+  }
+  return access;
+}
