@@ -34,6 +34,7 @@ import { ServiceRegistry } from './kernel/service-registry.js';
 import { registerLogRoutes } from './logs/log-routes.js';
 import { loggerOptions } from './logs/logger-options.js';
 import { createPlatformLogging } from './logs/platform-logging.js';
+import { lazyChildLoggerFactory } from './logs/lazy-child-logger.js';
 import { RequestLogController } from './logs/request-log-controller.js';
 import { Mailer } from './mail/mailer.js';
 import { MetricsCollector } from './metrics/metrics-collector.js';
@@ -147,6 +148,7 @@ async function assemble(
     trustProxy: proxyTrust(() => cfg().server.trusted_proxies),
     bodyLimit: cfg().server.body_limit_bytes,
     logController: new RequestLogController(logging.output),
+    childLoggerFactory: lazyChildLoggerFactory,
     requestTimeout: cfg().server.request_timeout_seconds * 1000,
     return503OnClosing: true,
     frameworkErrors,
