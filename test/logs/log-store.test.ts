@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/kernel/new-id.js';
 import type { LogStoreService } from '../../src/logs/log-store-service.js';
+import { eventually } from '../helpers/eventually.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
 const logsOf = (t: TestPlatform) => t.platform.context.registry.get('log_store') as LogStoreService;
@@ -87,6 +88,11 @@ describe('log store and the system logs endpoint', () => {
     expect((await query('search=request%20completed')).logs).toHaveLength(0);
     expect((await query('search=debug%20line')).logs).toHaveLength(0);
     expect(stdout.some((l) => l.includes('"msg":"incoming request"'))).toBe(true);
+    // Each request's lines carry its id (the per-request child logger, made when the request logs).
+    await t.request('GET', '/api/v1/health', { headers: { 'x-request-id': 'req-lines-carry-me' } });
+    const mine = () => stdout.filter((l) => l.includes('"reqId":"req-lines-carry-me"'));
+    await eventually(async () => mine().length >= 2, 2000);
+    expect(mine().map((l) => JSON.parse(l).msg)).toEqual(['incoming request', 'request completed']);
     expect(stdout.some((l) => l.includes('"msg":"invoice 17 sent"'))).toBe(true);
     // logging.level is info: the DEBUG line went nowhere.
     expect(stdout.some((l) => l.includes('a debug line'))).toBe(false);
