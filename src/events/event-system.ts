@@ -47,7 +47,7 @@ export async function registerEventSystem(ctx: PlatformContext): Promise<EventSy
   const storeService = new EventStoreService(store);
   const bus = new EventBus(db, database.dialect, shared, app.log);
   bus.onCommitted((rows) => storeService.committed(Number(rows[rows.length - 1]?.sequence ?? 0)));
-  const hub = new StreamHub(bus, store, cipher, cfg, shared.kind !== 'memory', app.log);
+  const hub = new StreamHub(bus, store, cipher, cfg, shared, app.log);
   const events = new EventService({ config: cfg, bus, store, subscriptions: subscriptionIndex, cipher });
   events.setLiveAudience((event, data) => hub.countMatching(event, data));
   const subscriptions = new SubscriptionService({

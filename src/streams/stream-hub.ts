@@ -1,3 +1,4 @@
+import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { EventCipher } from '../events/event-cipher.js';
@@ -6,6 +7,7 @@ import type { EventsTable } from '../events/event-tables.js';
 import { PatternIndex } from '../events/pattern-index.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import { HubEvent } from './hub-event.js';
+import { groupSpecs, RemoteAudience } from './remote-audience.js';
 import type { HubAccess, StreamConnection } from './stream-connection.js';
 
 // A gap in the live feed is normally an event still on its way from another instance; after this long it
@@ -42,9 +44,22 @@ export class StreamHub implements PlatformService, HubAccess {
     private readonly store: EventStore,
     private readonly cipher: EventCipher,
     private readonly config: () => PlatformConfig,
-    private readonly clustered: boolean,
+    shared: SharedState,
     private readonly log: { warn: (obj: object, msg: string) => void },
-  ) {}
+  ) {
+    this.clustered = shared.kind !== 'memory';
+    // The other instances' clients count in `subscriber_count` too; one instance has no others.
+    this.audience = this.clustered
+      ? new RemoteAudience(
+          shared,
+          () => this.audienceSpecs(),
+          (err) => this.log.warn({ err }, 'stream hub could not announce its clients'),
+        )
+      : undefined;
+  }
+
+  private readonly clustered: boolean;
+  private readonly audience: RemoteAudience | undefined;
 
   get lastSequence(): number {
     return this.sequence;
@@ -81,6 +96,7 @@ export class StreamHub implements PlatformService, HubAccess {
     this.drain();
     this.ticker = setInterval(() => this.tick(), TICK_MS);
     this.ticker.unref();
+    this.audience?.start();
     if (this.clustered) {
       this.storeCheck = setInterval(() => {
         this.checkStore().catch((err) => this.log.warn({ err }, 'stream hub could not read the store'));
@@ -91,6 +107,7 @@ export class StreamHub implements PlatformService, HubAccess {
 
   async stop(): Promise<void> {
     this.closeAll('The server is shutting down; reconnect with last_event_id');
+    this.audience?.stop();
     this.unsubscribe?.();
     this.ready = false;
     for (const t of [this.ticker, this.storeCheck, this.gapTimer]) if (t) clearInterval(t);
@@ -163,7 +180,7 @@ export class StreamHub implements PlatformService, HubAccess {
     event: Pick<EventsTable, 'event_type' | 'source' | 'priority' | 'security_level' | 'emitter_id'>,
     data: () => unknown,
   ): number {
-    let n = 0;
+    let n = this.audience?.count(event, data) ?? 0;
     for (const c of this.index.candidates(event.event_type)) if (c.wouldAccept(event, data)) n += 1;
     return n;
   }
@@ -174,11 +191,28 @@ export class StreamHub implements PlatformService, HubAccess {
       this.counters.opened += 1;
     }
     this.index.add(connection, connection.patterns);
+    this.audience?.changed();
   }
 
   detach(connection: StreamConnection): void {
     this.connections.delete(connection);
     this.index.remove(connection);
+    this.audience?.changed();
+  }
+
+  /** What this instance's clients select, identical ones counted together (for the other instances). */
+  private audienceSpecs() {
+    const specs = [];
+    for (const c of this.connections) {
+      if (c.state === 'idle' || c.patterns.length === 0) continue;
+      specs.push({
+        patterns: c.patterns,
+        source: c.filters.source,
+        priority: c.filters.priority,
+        reader: { userId: c.reader.userId, isAdmin: c.reader.isAdmin },
+      });
+    }
+    return groupSpecs(specs);
   }
 
   fellBehind(): void {

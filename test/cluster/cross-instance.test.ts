@@ -71,6 +71,31 @@ describe('a cluster of three instances', { timeout: 30_000 }, () => {
     }
   });
 
+  it("counts the live clients of every instance in an event's subscriber_count", async () => {
+    const sseOn = (i: Instance) => {
+      const sse = new RawSse(`${i.base}/api/v1/events/stream?patterns=audience.*`, {
+        authorization: `Bearer ${admin.get(i)}`,
+      });
+      open.push(sse);
+      return sse;
+    };
+    const ws = new WsClient(`${b.base.replace(/^http/, 'ws')}/api/v1/events/stream?token=${admin.get(b)}`);
+    open.push(ws);
+    const onA = sseOn(a);
+    const onC = sseOn(c);
+    await Promise.all([onA.ready, onC.ready, ws.opened]);
+    ws.send({ action: 'subscribe', patterns: ['audience.**'] });
+    await until(() => ws.of('subscribed').length === 1, 5000, 'the WebSocket subscription');
+    const countOn = async (i: Instance) => (await emit(i, 'audience.count')).data.data.event.subscriber_count;
+    // One client on each instance, whichever instance emits (no durable subscription matches).
+    for (const i of all) expect(await eventually(async () => (await countOn(i)) === 3, 5000)).toBe(true);
+    onC.close();
+    expect(await eventually(async () => (await countOn(a)) === 2, 5000)).toBe(true);
+    ws.send({ action: 'unsubscribe', patterns: ['audience.**'] });
+    expect(await eventually(async () => (await countOn(a)) === 1, 5000)).toBe(true);
+    expect(await countOn(b)).toBe(1);
+  });
+
   it('numbers events gap-free in commit order while all three emit at once, and streams them in that order', async () => {
     const sse = new RawSse(`${c.base}/api/v1/events/stream?patterns=order.*`, {
       authorization: `Bearer ${admin.get(c)}`,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
 describe('event statistics, health and audit trail', { timeout: 20_000 }, () => {
@@ -12,6 +13,17 @@ describe('event statistics, health and audit trail', { timeout: 20_000 }, () => 
     t = await startPlatform();
     admin = await t.adminToken();
     user = await t.createUser('counter', ['user']);
+    // The platform stores its own events (user.created, auth.login) after answering: wait until they are in,
+    // so the range below holds this test's events only.
+    let seen = -1;
+    let unchanged = 0;
+    await eventually(async () => {
+      const res = await t.request('GET', '/api/v1/events?per_page=1', { token: admin });
+      const total = res.data.data.pagination.total as number;
+      unchanged = total === seen ? unchanged + 1 : 0;
+      seen = total;
+      return unchanged >= 3;
+    }, 5000);
     start = new Date().toISOString();
     for (const [type, source] of [
       ['stat.a', 'one'],
