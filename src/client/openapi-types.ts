@@ -39590,8 +39590,8 @@ export interface operations {
                      *       "data": {
                      *         "deliveries": [
                      *           {
-                     *             "delivery_id": "dlv_01m80g9mcyq3h8w2r5t7k9nb4d",
-                     *             "event_id": "evt_01m80g9mcy82w8wchyqyhh3441",
+                     *             "delivery_id": "dlv_01m815gs850y6gtvrmehewt6b2",
+                     *             "event_id": "evt_01m815gs80wvsja6t0qp0y28gp",
                      *             "event_type": "order.created",
                      *             "status": "delivered",
                      *             "attempts": 1,
@@ -39599,14 +39599,14 @@ export interface operations {
                      *             "last_error": null,
                      *             "replay_id": null,
                      *             "response_status": 200,
-                     *             "latency_ms": 27.412,
-                     *             "last_attempt_at": "2026-11-22T02:10:22.781Z",
-                     *             "created_at": "2026-11-22T02:10:22.750Z",
-                     *             "updated_at": "2026-11-22T02:10:22.781Z"
+                     *             "latency_ms": 4.936,
+                     *             "last_attempt_at": "2026-11-22T08:21:17.194Z",
+                     *             "created_at": "2026-11-22T08:21:17.184Z",
+                     *             "updated_at": "2026-11-22T08:21:17.227Z"
                      *           },
                      *           {
-                     *             "delivery_id": "dlv_01m80g9mbvg6m0p4xz1c8s2ja7",
-                     *             "event_id": "evt_01m80g9mbvx3fn766c7jh1xb5n",
+                     *             "delivery_id": "dlv_01m815gs7vjayxtx6k8tq5dgr3",
+                     *             "event_id": "evt_01m815gs7pftneq181k25hnfxt",
                      *             "event_type": "order.shipped",
                      *             "status": "delivered",
                      *             "attempts": 1,
@@ -39614,10 +39614,10 @@ export interface operations {
                      *             "last_error": null,
                      *             "replay_id": null,
                      *             "response_status": 200,
-                     *             "latency_ms": 21.906,
-                     *             "last_attempt_at": "2026-11-22T02:10:22.741Z",
-                     *             "created_at": "2026-11-22T02:10:22.715Z",
-                     *             "updated_at": "2026-11-22T02:10:22.741Z"
+                     *             "latency_ms": 12.08,
+                     *             "last_attempt_at": "2026-11-22T08:21:17.183Z",
+                     *             "created_at": "2026-11-22T08:21:17.174Z",
+                     *             "updated_at": "2026-11-22T08:21:17.197Z"
                      *           }
                      *         ],
                      *         "pagination": {
@@ -39629,8 +39629,8 @@ export interface operations {
                      *           "has_prev": false
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.171Z",
-                     *       "request_id": "req_01m80g9ns4c7fh2kq9vd0x3m5e"
+                     *       "timestamp": "2026-11-22T08:21:18.333Z",
+                     *       "request_id": "req_01m815gtbm9wsghx1z6an5fpsm"
                      *     }
                      */
                     "application/json": {
@@ -39812,10 +39812,13 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "SUBSCRIPTION_NOT_FOUND",
-                     *         "message": "The subscription does not exist"
+                     *         "message": "Subscription 'sub_01m815hz5zbzbr20ekbzcjg02w' does not exist",
+                     *         "details": {
+                     *           "subscription_id": "sub_01m815hz5zbzbr20ekbzcjg02w"
+                     *         }
                      *       },
-                     *       "timestamp": "2026-11-21T20:42:26.123Z",
-                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *       "timestamp": "2026-11-22T08:21:56.094Z",
+                     *       "request_id": "req_01m815hz7yxtkfg7ww7c01ytv4"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -39842,20 +39845,20 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid body: body is invalid",
+                     *         "message": "Invalid querystring: per_page must be <= 100",
                      *         "details": {
-                     *           "field": "body",
-                     *           "reason": "is invalid",
+                     *           "field": "per_page",
+                     *           "reason": "must be <= 100",
                      *           "errors": [
                      *             {
-                     *               "field": "body",
-                     *               "reason": "is invalid"
+                     *               "field": "per_page",
+                     *               "reason": "must be <= 100"
                      *             }
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-21T20:42:26.123Z",
-                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *       "timestamp": "2026-11-22T08:21:56.095Z",
+                     *       "request_id": "req_01m815hz7zcsh623cdjz3jq6d7"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
