@@ -24,6 +24,7 @@ export class SubscriptionIndex {
   private reloading: Promise<void> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private readonly reloadListeners = new Set<(size: number) => void>();
 
   constructor(
     private readonly store: SubscriptionStore,
@@ -49,6 +50,12 @@ export class SubscriptionIndex {
   stop(): void {
     this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Called after every reload with the number of active subscriptions. Returns an unsubscribe function. */
+  onReload(listener: (size: number) => void): () => void {
+    this.reloadListeners.add(listener);
+    return () => this.reloadListeners.delete(listener);
   }
 
   /** Reloads here at once, then tells the other instances. */
@@ -87,6 +94,7 @@ export class SubscriptionIndex {
           );
         }
         this.index = next;
+        for (const listener of this.reloadListeners) listener(next.size);
       });
     return this.reloading;
   }

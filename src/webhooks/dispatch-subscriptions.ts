@@ -42,6 +42,12 @@ export class DispatchSubscriptions {
     return this.byId.size;
   }
 
+  /** Whether any active subscription delivers by webhook. */
+  hasWebhooks(): boolean {
+    for (const s of this.byId.values()) if (s.method === 'webhook') return true;
+    return false;
+  }
+
   /** Active webhook subscriptions with batching on. */
   batching(): DispatchSubscription[] {
     return [...this.byId.values()].filter((s) => s.batch !== undefined);

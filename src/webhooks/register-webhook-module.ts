@@ -56,6 +56,11 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
     if (batch.outboxRows > 0) dispatcher.wake();
   });
   ctx.onClose(stopWaking);
+  // The HTTP client is loaded once there is a subscription, not by the first delivery.
+  const stopWarming = eventSystem.subscriptionIndex.onReload((size) => {
+    if (size > 0) dispatcher.prepareSender();
+  });
+  ctx.onClose(stopWarming);
   const stopWatching = ctx.config.onChange((keys) => {
     if (keys.includes('webhooks.allow_private_targets')) {
       dispatcher

@@ -143,6 +143,11 @@ export class WebhookDispatcher implements PlatformService {
     });
   }
 
+  /** Makes the HTTP pool ready before the first delivery (called once subscriptions exist). */
+  prepareSender(): void {
+    if (this.running) this.sender?.warm();
+  }
+
   /** Drops pooled connections, so a changed `webhooks.allow_private_targets` applies to every next request. */
   async resetConnections(): Promise<void> {
     await this.sender?.reset();
@@ -155,6 +160,7 @@ export class WebhookDispatcher implements PlatformService {
     this.running = true;
     this.takeoverDue = true;
     await this.subscriptions.refresh(true);
+    if (this.subscriptions.hasWebhooks()) this.sender.warm();
     this.armPoll();
     this.armHeartbeat();
     this.wake();
