@@ -1,5 +1,6 @@
 import type { AuditLog } from './audit/audit-log.js';
 import type { AuthService } from './auth/auth-service.js';
+import type { CacheService } from './cache/cache-service.js';
 import type { SharedState } from './cluster/shared-state.js';
 import type { PlatformConfig } from './config/config-schema.js';
 import type { ConfigService } from './config/config-service.js';
@@ -31,6 +32,8 @@ export interface PlatformContext {
   readonly users: UserStore;
   readonly systemState: SystemStateStore;
   readonly maintenance: Maintenance;
+  /** The cache service: namespaces, the L1 views for per-request lookups, statistics and clearing. */
+  readonly cache: CacheService;
   /** Durable background tasks: register a type, start, cancel (docs/operations.md). */
   readonly tasks: TaskRunner;
   /** Recurring jobs from cron expressions, one instance per occurrence in a cluster. */

@@ -234,6 +234,7 @@ async function assemble(
     users,
     systemState,
     maintenance,
+    cache,
     tasks,
     scheduler,
     onClose: (fn) => closers.push(fn),

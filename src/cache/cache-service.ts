@@ -152,8 +152,8 @@ export class CacheService implements PlatformService, LocalCacheHost {
     return ns;
   }
 
-  /** A synchronous L1-only view, for per-request lookups (auth). */
-  local<V>(namespace: 'user_sessions', kind: string, ttlMs: number): LocalCache<V> {
+  /** A synchronous L1-only view, for per-request lookups (auth, the event list's pages). */
+  local<V>(namespace: 'user_sessions' | 'api_responses', kind: string, ttlMs: number): LocalCache<V> {
     return new LocalCache<V>(this, `${namespace}:${kind}:`, ttlMs);
   }
 

@@ -1,15 +1,18 @@
-import { LRUCache } from 'lru-cache';
+import type { LocalCache } from '../cache/local-cache.js';
 import { SerializedData } from '../http/plain-json.js';
 import { nowIso } from '../kernel/new-id.js';
 
-interface Page {
+export interface CachedPage {
+  /** The database's change stamp when the page was read. */
   stamp: string;
   /** The page is valid until this ISO time (the next stored event to expire), or for good when null. */
   until: string | null;
-  data: SerializedData<unknown>;
+  json: string;
 }
 
 export interface EventListCacheDeps {
+  /** Where pages are kept: the cache service's L1 view of `api_responses` (counted, cleared with it). */
+  pages: LocalCache<CachedPage>;
   /** The database's change stamp (`Database.changeStamp`); undefined turns the cache off. */
   stamp: () => string | undefined;
   /** The earliest expiry after `now` among stored events (`EventStore.nextExpiry`). */
@@ -24,14 +27,6 @@ export interface EventListCacheDeps {
  * Keys include the reader, whose rights decide which confidential events a page holds.
  */
 export class EventListCache {
-  private readonly pages = new LRUCache<string, Page>({
-    max: 256,
-    maxSize: 32 * 1024 * 1024,
-    sizeCalculation: (page) => page.data.json.length + 1,
-  });
-  hits = 0;
-  misses = 0;
-
   constructor(private readonly deps: EventListCacheDeps) {}
 
   /**
@@ -42,20 +37,14 @@ export class EventListCache {
     const stamp = this.deps.stamp();
     if (stamp === undefined) return build();
     const now = nowIso();
-    const cached = this.pages.get(key);
+    const cached = this.deps.pages.get(key);
     if (cached && cached.stamp === stamp && (cached.until === null || now < cached.until)) {
-      this.hits += 1;
-      return cached.data as unknown as T;
+      return SerializedData.fromJson<T>(cached.json) as unknown as T;
     }
-    this.misses += 1;
     // Read before the page: an event that expires in between only ends the page early.
     const until = await this.deps.nextExpiry(now);
-    const data = new SerializedData(await build());
-    this.pages.set(key, { stamp, until, data });
+    const data = SerializedData.of(await build());
+    this.deps.pages.set(key, { stamp, until, json: data.json });
     return data as unknown as T;
-  }
-
-  clear(): void {
-    this.pages.clear();
   }
 }

@@ -3,7 +3,7 @@ import { StreamHub } from '../streams/stream-hub.js';
 import { registerStreamRoutes } from '../streams/stream-routes.js';
 import { EventBus } from './event-bus.js';
 import { EventCipher, newEventKey } from './event-cipher.js';
-import { EventListCache } from './event-list-cache.js';
+import { type CachedPage, EventListCache } from './event-list-cache.js';
 import { registerEventRoutes } from './event-routes.js';
 import { EventService } from './event-service.js';
 import { registerEventStatsRoutes } from './event-stats-routes.js';
@@ -65,6 +65,8 @@ export async function registerEventSystem(ctx: PlatformContext): Promise<EventSy
   ctx.onClose(() => subscriptionIndex.stop());
 
   const listCache = new EventListCache({
+    // Unread pages leave after a minute; a page read again is answered only while the stamp holds.
+    pages: ctx.cache.local<CachedPage>('api_responses', 'event_pages', 60_000),
     stamp: () => database.changeStamp(),
     nextExpiry: (now) => store.nextExpiry(now),
   });

@@ -16,9 +16,16 @@ export const plainJson = {
  * each response's envelope as it is, instead of being serialized once per request.
  */
 export class SerializedData<T> {
-  readonly json: string;
-  constructor(readonly value: T) {
-    this.json = JSON.stringify(value);
+  declare private readonly type?: T;
+  private constructor(readonly json: string) {}
+
+  static of<T>(value: T): SerializedData<T> {
+    return new SerializedData<T>(JSON.stringify(value));
+  }
+
+  /** Data serialized earlier (a cached page). */
+  static fromJson<T>(json: string): SerializedData<T> {
+    return new SerializedData<T>(json);
   }
 }
 

@@ -141,7 +141,7 @@ export function registerHealthRoutes(
       // The serializer (plainJson) writes a SerializedData's JSON as the body's `data`.
       const answer = (data: SerializedData<StatusData>) => ok(request, data as unknown as StatusData);
       if (cached && performance.now() - cached.at < STATUS_MAX_AGE_MS) return answer(cached.data);
-      const data = new SerializedData(await assembleStatus(format));
+      const data = SerializedData.of(await assembleStatus(format));
       recent.set(format, { at: performance.now(), data });
       return answer(data);
     },
