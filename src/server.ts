@@ -14,7 +14,7 @@ import { registerBackupRoutes } from './backups/backup-routes.js';
 import { BackupService } from './backups/backup-service.js';
 import { registerCacheRoutes } from './cache/cache-routes.js';
 import { CacheService } from './cache/cache-service.js';
-import { createMemorySharedState } from './cluster/memory/memory-shared-state.js';
+import { createSharedState } from './cluster/create-shared-state.js';
 import type { SharedState } from './cluster/shared-state.js';
 import { SharedStateService } from './cluster/shared-state-service.js';
 import { registerConfigRoutes } from './config/config-routes.js';
@@ -104,13 +104,7 @@ export async function createPlatform(options: PlatformOptions): Promise<Platform
   let shared: SharedState | undefined;
   try {
     await migrateToLatest(database.db as never);
-    // The Redis client is loaded only in cluster mode.
-    shared = boot.config.redis.url
-      ? (await import('./cluster/redis/redis-shared-state.js')).createRedisSharedState(
-          boot.config.redis.url,
-          boot.config.redis.key_prefix,
-        )
-      : createMemorySharedState();
+    shared = await createSharedState(boot.config);
     const sharedState = shared;
     closers.push(() => sharedState.close());
     return await assemble(options, database, sharedState, closers);

@@ -7,6 +7,9 @@ export const workFolder = (cfg: PlatformConfig, id: string): string =>
   resolve(cfg.storage.data_dir, 'backups', '.work', id);
 /** The plugin packages that the `plugins` component carries. */
 export const pluginFolder = (cfg: PlatformConfig): string => resolve(cfg.storage.data_dir, 'plugins');
+/** Where a restore sets the live plugin folder aside while it swaps the restored one in. */
+export const pluginFolderAside = (cfg: PlatformConfig, restoreId: string): string =>
+  `${pluginFolder(cfg)}.replaced-${restoreId}`;
 
 /** The unpacking limits of `backups.*` (a restore and an import enforce them while streaming). */
 export const archiveLimits = (cfg: PlatformConfig) => ({

@@ -9,11 +9,11 @@ const LOCK = 'backups';
 /**
  * One backup, restore or import at a time across the cluster: a lease of `backups.lock_lease_seconds` renewed
  * while the operation runs, so a process that dies holding it blocks the others for one lease at most. A local
- * count beside it means that, should the lease ever expire under a running operation (a stalled process), this
+ * flag beside it means that, should the lease ever expire under a running operation (a stalled process), this
  * instance still never starts a second one, nor settles its own work as left over.
  */
 export class BackupLock {
-  private held = 0;
+  private busy = false;
 
   constructor(
     private readonly deps: {
@@ -32,8 +32,8 @@ export class BackupLock {
 
   /** The release function, or undefined while it is held here or on another instance. */
   async tryAcquire(): Promise<(() => Promise<void>) | undefined> {
-    if (this.held > 0) return undefined;
-    this.held += 1;
+    if (this.busy) return undefined;
+    this.busy = true;
     let release: (() => Promise<void>) | undefined;
     try {
       release = await holdLease(this.deps.shared, LOCK, this.deps.cfg().backups.lock_lease_seconds * 1000, {
@@ -44,7 +44,7 @@ export class BackupLock {
         renewalFailed: (err) => this.deps.log.warn({ err }, 'renewing the backup lock failed; retrying'),
       });
     } finally {
-      if (!release) this.held -= 1;
+      if (!release) this.busy = false;
     }
     if (!release) return undefined;
     const free = release;
@@ -52,7 +52,7 @@ export class BackupLock {
     return async () => {
       if (released) return;
       released = true;
-      this.held -= 1;
+      this.busy = false;
       await free();
     };
   }

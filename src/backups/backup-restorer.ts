@@ -8,7 +8,7 @@ import { isBootOnlyKey } from '../config/config-service.js';
 import { AppError } from '../http/app-error.js';
 import type { Database } from '../storage/database.js';
 import { rejected, sha256File, unpackArchive } from './archive-reader.js';
-import { archiveLimits, backupFolder, pluginFolder } from './backup-files.js';
+import { archiveLimits, backupFolder, pluginFolder, pluginFolderAside } from './backup-files.js';
 import { CONFIG_FILE, type Component, ConfigExport, type Manifest } from './backup-manifest.js';
 import { TABLES_OUTSIDE_DATABASE_COMPONENT } from './backup-scope.js';
 import type { BackupRow } from './backup-store.js';
@@ -199,7 +199,7 @@ async function swapPlugins(
 ): Promise<number> {
   const live = pluginFolder(cfg);
   const staged = join(archive.dir, 'plugins');
-  const previous = `${live}.replaced-${restoreId}`;
+  const previous = pluginFolderAside(cfg, restoreId);
   await rename(live, previous).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'ENOENT') throw err;
   });

@@ -4,7 +4,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { Maintenance } from '../system/maintenance.js';
 import type { SystemStateStore } from '../system/system-state-store.js';
-import { pluginFolder } from './backup-files.js';
+import { pluginFolder, pluginFolderAside } from './backup-files.js';
 import { clearRestoreMarker, maintenanceInput, type RestoreMarker } from './restore-marker.js';
 
 export interface InterruptedRestoreDeps {
@@ -60,7 +60,7 @@ export async function recoverInterruptedRestore(
  */
 async function settlePluginFolder(cfg: PlatformConfig, restoreId: string): Promise<string> {
   const live = pluginFolder(cfg);
-  const aside = `${live}.replaced-${restoreId}`;
+  const aside = pluginFolderAside(cfg, restoreId);
   if (!(await stat(aside).catch(() => undefined))) return 'untouched';
   if (await stat(live).catch(() => undefined)) {
     await rm(aside, { recursive: true, force: true });

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { deepFreeze } from '../kernel/deep-freeze.js';
 import { MemoryCacheLevel } from './memory/memory-cache-level.js';
 
 /** What a LocalCache needs from the cache service: the current L1 and the lookup accounting. */
@@ -58,12 +59,4 @@ export class LocalCache<V> {
     this.parsed.clear();
     this.host.l1().deleteWhere(this.prefix, () => true);
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }

@@ -5,7 +5,7 @@ import { ApiKeyStore } from '../auth/api-key-store.js';
 import { AuthService } from '../auth/auth-service.js';
 import { createPasswordHasher } from '../auth/passwords.js';
 import { SessionStore } from '../auth/session-store.js';
-import { createMemorySharedState } from '../cluster/memory/memory-shared-state.js';
+import { createSharedState } from '../cluster/create-shared-state.js';
 import type { BootConfig } from '../config/load-config.js';
 import { AppError } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
@@ -32,12 +32,7 @@ export async function resetPasswordCommand(
 ): Promise<number> {
   const config = boot.config;
   const database = await createDatabase(config);
-  const shared = config.redis.url
-    ? (await import('../cluster/redis/redis-shared-state.js')).createRedisSharedState(
-        config.redis.url,
-        config.redis.key_prefix,
-      )
-    : createMemorySharedState();
+  const shared = await createSharedState(config);
   const hasher = createPasswordHasher(config.auth.argon2_memory_kib, config.auth.argon2_time_cost);
   const users = new UserStore(database.db);
   const auth = new AuthService({

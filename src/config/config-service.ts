@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { SharedState } from '../cluster/shared-state.js';
 import { AppError } from '../http/app-error.js';
+import { deepFreeze } from '../kernel/deep-freeze.js';
 import { nowIso } from '../kernel/new-id.js';
 import type { Tables } from '../storage/tables.js';
 import { isRestartKey, isSecretKey, SECRET_MASK } from './config-masking.js';
@@ -9,7 +10,6 @@ import {
   type ConfigProblem,
   type ConfigTree,
   configValidationError,
-  deepFreeze,
   findForbiddenKeys,
   flattenTree,
   mergeTrees,

@@ -107,11 +107,3 @@ export function configValidationError(problems: ConfigProblem[]): AppError {
     { details: { field: first?.field, reason: first?.reason, errors: problems } },
   );
 }
-
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}

@@ -1,13 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
+import { deepFreeze } from '../kernel/deep-freeze.js';
 import type { PlatformConfig } from './config-schema.js';
 import { schemaAt } from './config-schema.js';
 import {
   type ConfigProblem,
   type ConfigTree,
   configValidationError,
-  deepFreeze,
   mergeTrees,
   unflatten,
   validateTree,

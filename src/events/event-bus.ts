@@ -118,17 +118,14 @@ export class EventBus implements PlatformService {
   private async committed(rows: EventsTable[], outboxRows: number): Promise<void> {
     this.deliver(rows, { outboxRows });
     if (this.shared.kind === 'memory') return;
-    try {
-      await this.shared.publish(LIVE_CHANNEL, {
-        origin: this.origin,
-        rows,
-        outboxRows,
-      } satisfies LiveMessage);
-    } catch (err) {
-      // Other instances fill the gap from the store when the next batch arrives (see StreamHub).
-      this.publishFailures += 1;
-      this.log.warn({ err }, 'could not publish committed events to other instances');
-    }
+    // Not waited for: the emits of this batch are answered now, also while Redis reconnects.
+    this.shared
+      .publish(LIVE_CHANNEL, { origin: this.origin, rows, outboxRows } satisfies LiveMessage)
+      .catch((err: unknown) => {
+        // Other instances fill the gap from the store when the next batch arrives (see StreamHub).
+        this.publishFailures += 1;
+        this.log.warn({ err }, 'could not publish committed events to other instances');
+      });
   }
 
   private deliver(rows: EventsTable[], batch: CommittedBatch): void {

@@ -3,6 +3,7 @@ import { nowIso } from '../kernel/new-id.js';
 import { isConflictAbort } from '../storage/retry-on-conflict.js';
 import { AppError } from './app-error.js';
 import type { App } from './app-type.js';
+import type { ErrorEnvelopeBody } from './envelope.js';
 import type { ErrorCode } from './error-catalogue.js';
 import { errorCatalogue } from './error-catalogue.js';
 
@@ -36,17 +37,22 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: A
   return reply
     .code(error.status)
     .type('application/json; charset=utf-8')
-    .send({
-      success: false,
-      error: {
-        code: error.code,
-        message: error.message,
-        ...(error.details ? { details: error.details } : {}),
-        ...(error.retryAfter !== undefined ? { retry_after: error.retryAfter } : {}),
-      },
-      timestamp: nowIso(),
-      request_id: request.id,
-    });
+    .send(errorBody(error, request.id, nowIso()));
+}
+
+/** The error envelope of an AppError (also what the OpenAPI document's error examples show). */
+export function errorBody(error: AppError, requestId: string, timestamp: string): ErrorEnvelopeBody {
+  return {
+    success: false,
+    error: {
+      code: error.code,
+      message: error.message,
+      ...(error.details ? { details: error.details } : {}),
+      ...(error.retryAfter !== undefined ? { retry_after: error.retryAfter } : {}),
+    },
+    timestamp,
+    request_id: requestId,
+  };
 }
 
 /** Turns any thrown error into the envelope with a catalogued code. Unknown errors are logged, never shown. */
@@ -132,6 +138,12 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
       },
     );
   }
+  if (isConflictAbort(error)) {
+    // A retry succeeds, so the client is told to retry; but a conflict that reached a client is a lock-order
+    // problem to fix (wrap the work in retryOnConflict), so it is logged as an error under its own name.
+    request.log.error({ err: error }, 'transaction aborted by a conflict with another one');
+    return new AppError('SERVICE_UNAVAILABLE', undefined, { headers: { 'retry-after': '5' } });
+  }
   if (isUnavailable(error)) {
     // An outage of a backing service, not a bug: one warning per request, and the client is told to retry.
     request.log.warn({ err: error }, 'backing service unavailable');
@@ -163,8 +175,6 @@ function isUnavailable(error: unknown): boolean {
         '08001',
         '08003',
       ].includes(code)) ||
-    // PostgreSQL aborted the transaction for a conflict with another one: a retry succeeds.
-    isConflictAbort(error) ||
     // ioredis gave up on a command while reconnecting; pg lost or could not open a connection (no code).
     name === 'MaxRetriesPerRequestError' ||
     (typeof message === 'string' && UNAVAILABLE_MESSAGES.some((m) => message.startsWith(m)))

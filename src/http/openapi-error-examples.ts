@@ -1,6 +1,12 @@
+import type { Principal } from '../auth/principal.js';
+import type { PlatformConfig } from '../config/config-schema.js';
+import { validateTree } from '../config/config-tree.js';
 import type { Access } from './access.js';
+import { AppError } from './app-error.js';
 import type { ErrorEnvelopeBody } from './envelope.js';
 import { type ErrorCode, errorCatalogue, errorCodes } from './error-catalogue.js';
+import { errorBody } from './error-handler.js';
+import { enforceAccess } from './request-gates.js';
 
 /** What an operation's generic error examples depend on. */
 export interface ErrorExampleTraits {
@@ -14,38 +20,46 @@ export interface ErrorExampleTraits {
 // Fixed, so that generating the document twice gives the same text.
 const TIMESTAMP = '2026-11-21T20:42:26.123Z';
 const REQUEST_ID = 'req_01jd8x2k4v6b1c2d3e4f5g6h7j';
+// Worked out when the document is first built, not at start-up.
+let defaultLimits: PlatformConfig['rate_limits'] | undefined;
+const limitsOf = () => (defaultLimits ??= validateTree({}).config!.rate_limits);
 
 function envelope(
   code: ErrorCode,
   message?: string,
-  extra: { details?: Record<string, unknown>; retry_after?: number } = {},
+  extra: { details?: Record<string, unknown>; retryAfter?: number } = {},
 ): ErrorEnvelopeBody {
-  return {
-    success: false,
-    error: { code, message: message ?? errorCatalogue[code].message, ...extra },
-    timestamp: TIMESTAMP,
-    request_id: REQUEST_ID,
-  };
+  return errorBody(new AppError(code, message, extra), REQUEST_ID, TIMESTAMP);
 }
 
-/** The refusal the request gates give a caller who is authenticated but not allowed (request-gates.ts). */
-function forbidden(rule: Access | undefined): ErrorEnvelopeBody {
-  switch (rule?.kind) {
-    case 'permission':
-      return envelope(
-        rule.permission.startsWith('events:') ? 'INSUFFICIENT_EVENT_PERMISSIONS' : 'AUTHORIZATION_DENIED',
-        `Permission '${rule.permission}' is required`,
-        { details: { required_permission: rule.permission } },
-      );
-    case 'admin':
-    case 'admin-role':
-      return envelope('ADMIN_REQUIRED', undefined, { details: { required_role: 'admin' } });
-    default:
-      // Public and any-caller routes are refused only for a blocked client address.
-      return envelope('AUTHORIZATION_DENIED', 'Requests from this address are blocked', {
-        details: { reason: 'ip_blocked' },
-      });
+// A signed-in caller holding no permission: what the request gates refuse it is the route's 403.
+const NOBODY: Principal = {
+  userId: 'usr_01jd8x2k4v6b1c2d3e4f5g6h7j',
+  username: 'someone',
+  roles: [],
+  permissions: [],
+  isAdmin: false,
+  method: 'jwt',
+};
+
+/** What the request gates (enforceAccess) answer `principal` for the rule, or undefined when they let it in. */
+function refusal(rule: Access, principal: Principal | undefined): ErrorEnvelopeBody | undefined {
+  try {
+    enforceAccess(rule, principal);
+    return undefined;
+  } catch (err) {
+    return errorBody(err as AppError, REQUEST_ID, TIMESTAMP);
   }
+}
+
+function forbidden(rule: Access | undefined): ErrorEnvelopeBody {
+  return (
+    (rule && refusal(rule, NOBODY)) ??
+    // Public and any-caller routes are refused only for a blocked client address.
+    envelope('AUTHORIZATION_DENIED', 'Requests from this address are blocked', {
+      details: { reason: 'ip_blocked' },
+    })
+  );
 }
 
 function notFound(pathParams: string[]): ErrorEnvelopeBody {
@@ -56,15 +70,12 @@ function notFound(pathParams: string[]): ErrorEnvelopeBody {
 }
 
 function rateLimited(t: ErrorExampleTraits): ErrorEnvelopeBody {
-  // The default limits of config-schema.ts for the bucket the operation is counted in.
-  const [bucket, limit, window] = t.authBucket
-    ? (['auth', 10, 600] as const)
-    : t.rule?.kind === 'public'
-      ? (['anonymous', 100, 3600] as const)
-      : (['authenticated', 1000, 3600] as const);
+  // The default limits of the configuration for the bucket the operation is counted in.
+  const bucket = t.authBucket ? 'auth' : t.rule?.kind === 'public' ? 'anonymous' : 'authenticated';
+  const { max: limit, window_seconds: window } = limitsOf()[bucket];
   return envelope('RATE_LIMIT_EXCEEDED', `Rate limit of ${limit} requests per ${window} s exceeded`, {
     details: { bucket, limit, window_seconds: window },
-    retry_after: 1260,
+    retryAfter: 1260,
   });
 }
 
@@ -81,9 +92,7 @@ export function errorExample(status: number, t: ErrorExampleTraits): ErrorEnvelo
         details: { field: 'body', reason: 'malformed JSON' },
       });
     case 401:
-      return envelope('AUTHENTICATION_FAILED', 'Authentication is required', {
-        details: { reason: 'missing_credentials' },
-      });
+      return refusal({ kind: 'authenticated' }, undefined);
     case 403:
       return forbidden(t.rule);
     case 404:

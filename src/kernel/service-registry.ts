@@ -16,6 +16,7 @@ export class ServiceRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly checking = new Map<string, Promise<ServiceHealth>>();
   private readonly recent = new Map<string, { at: number; health: ServiceHealth }>();
+  private changes = 0;
   private order: string[] | undefined;
 
   /**
@@ -119,6 +120,14 @@ export class ServiceRegistry {
   }
 
   /**
+   * Moves on whenever a service starts, stops or fails, or a health result is forgotten: what was assembled
+   * from earlier health results (the `/status` snapshot) is stale once it differs.
+   */
+  get healthGeneration(): number {
+    return this.changes;
+  }
+
+  /**
    * The service's health check. Callers that ask while a check of the same service is running share its
    * result instead of starting another, and a finished check answers for `healthMaxAgeMs` (a start, stop or
    * restart of the service forgets it at once). `fresh` (diagnostics) waits for a check begun now.
@@ -179,18 +188,22 @@ export class ServiceRegistry {
     this.forgetHealth(name);
     if (e.state === 'running') return;
     e.state = 'starting';
+    this.changes += 1;
     try {
       await e.service.start();
       e.state = 'running';
+      this.changes += 1;
       e.startedAt = Date.now();
     } catch (err) {
       e.state = 'failed';
+      this.changes += 1;
       this.recordError(name, err);
       throw err;
     }
   }
 
   private forgetHealth(name: string): void {
+    this.changes += 1;
     this.recent.delete(name);
     this.checking.delete(name);
   }
@@ -200,12 +213,14 @@ export class ServiceRegistry {
     this.forgetHealth(name);
     if (e.state !== 'running' && e.state !== 'failed') return;
     e.state = 'stopping';
+    this.changes += 1;
     try {
       await e.service.stop();
     } catch (err) {
       this.recordError(name, err);
     } finally {
       e.state = 'stopped';
+      this.changes += 1;
       e.startedAt = undefined;
     }
   }

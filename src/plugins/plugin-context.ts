@@ -1,3 +1,4 @@
+import { deepFreeze } from '../kernel/deep-freeze.js';
 import { type ContextPort, clientError, type RealmInfo, type RouteAccess } from './plugin-wire.js';
 import type {
   EventHandler,
@@ -154,12 +155,4 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
       report: (status: string, details?: Record<string, unknown>) => port.health(status, details),
     }),
   }) as PluginContext;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -462,8 +462,9 @@ export class PluginManager implements PlatformService {
   }
 
   /** What another instance announced: load, reload or unload the plugin here to match its row. */
-  private async reconcile(id: string): Promise<void> {
+  private async reconcile(id: string, options: { counts?: boolean } = {}): Promise<void> {
     if (!this.running) return;
+    // Read again under `serial`: the row may have moved since the caller looked.
     const row = await this.deps.store.find(id);
     const runtime = this.runtimes.get(id);
     if (!row) {
@@ -489,7 +490,7 @@ export class PluginManager implements PlatformService {
     } else {
       await this.unload(id);
     }
-    await this.refreshCounts();
+    if (options.counts !== false) await this.refreshCounts();
   }
 
   /** `reconcile` for every plugin installed or loaded: dependents unloaded first, dependencies loaded first. */
@@ -504,11 +505,12 @@ export class PluginManager implements PlatformService {
     const rank = (id: string) => order.get(id) ?? 0;
     const wanted = rows.filter((r) => r.enabled === 1 && r.status === 'active').map((r) => r.id);
     const stale = [...this.runtimes.keys()].filter((id) => !wanted.includes(id));
+    // The counts are refreshed once, after all of them.
     for (const id of stale.sort((a, b) => rank(b) - rank(a))) {
-      await this.serial(id, () => this.reconcile(id));
+      await this.serial(id, () => this.reconcile(id, { counts: false }));
     }
     for (const id of wanted.sort((a, b) => rank(a) - rank(b))) {
-      await this.serial(id, () => this.reconcile(id));
+      await this.serial(id, () => this.reconcile(id, { counts: false }));
     }
     await this.refreshCounts();
   }

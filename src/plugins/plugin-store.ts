@@ -52,9 +52,8 @@ export class PluginStore {
    * Seals the secrets of rows written before they were sealed. Each row is rewritten only if it is unchanged
    * since it was read, so an instance starting beside running ones never undoes a newer change.
    */
-  async sealClearSecrets(): Promise<number> {
+  async sealClearSecrets(): Promise<void> {
     const rows = await this.db.selectFrom('plugins').select(['id', 'manifest', 'config']).execute();
-    let sealed = 0;
     for (const r of rows) {
       if (!this.sealer.holdsClearSecret(r.manifest, r.config)) continue;
       const config = this.sealer.seal(r.manifest, this.sealer.open(r.manifest, r.config));
@@ -64,9 +63,7 @@ export class PluginStore {
         .where('id', '=', r.id)
         .where('config', '=', r.config)
         .execute();
-      sealed += 1;
     }
-    return sealed;
   }
 
   private opened(row: PluginRow): PluginRow {

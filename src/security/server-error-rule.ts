@@ -7,11 +7,11 @@ const ALERT_LOCK = 'security:server_errors_alert';
 const ALERT_EVERY_MS = 60_000;
 
 /**
- * The `server_errors` rule. Every 5xx response of every instance adds to one counter in the shared state
- * (Redis in cluster mode), in fixed windows of `security.server_error_window_minutes`; when the count of the
- * current window reaches `security.server_error_threshold`, an alert is raised, at most once a minute across
- * the cluster while the errors go on. While the shared state is unreachable (Redis down, which itself causes
- * 5xx), the instance counts alone in a sliding window, so the alert still comes.
+ * The `server_errors` rule. In cluster mode every 5xx response of every instance adds to one counter in
+ * Redis, in fixed windows of `security.server_error_window_minutes`; when the count of the current window
+ * reaches `security.server_error_threshold`, an alert is raised, at most once a minute across the cluster
+ * while the errors go on. A single instance (embedded mode), or one that cannot reach Redis (which itself
+ * causes 5xx), counts its own responses in a sliding window of the same length, so the alert still comes.
  */
 export class ServerErrorRule {
   /** Times (ms) of this instance's recent 5xx responses, for counting while the shared state fails. */
@@ -20,7 +20,7 @@ export class ServerErrorRule {
 
   constructor(
     private readonly deps: {
-      shared: Pick<SharedState, 'hit' | 'tryLock'>;
+      shared: Pick<SharedState, 'kind' | 'hit' | 'tryLock'>;
       alerts: Pick<SecurityAlerts, 'raise'>;
       config: () => PlatformConfig;
     },
@@ -28,11 +28,17 @@ export class ServerErrorRule {
 
   async observe(status: number): Promise<void> {
     const cfg = this.deps.config().security;
-    let count: number;
+    let count: number | undefined;
     let scope: 'shared_state' | 'this_instance' = 'shared_state';
-    try {
-      count = (await this.deps.shared.hit(COUNTER, cfg.server_error_window_minutes * 60)).count;
-    } catch {
+    let unreachable = false;
+    if (this.deps.shared.kind !== 'memory') {
+      try {
+        count = (await this.deps.shared.hit(COUNTER, cfg.server_error_window_minutes * 60)).count;
+      } catch {
+        unreachable = true;
+      }
+    }
+    if (count === undefined) {
       scope = 'this_instance';
       count = this.countLocally(cfg.server_error_window_minutes, cfg.server_error_threshold);
     }
@@ -44,7 +50,9 @@ export class ServerErrorRule {
       description: `${count} responses with a 5xx status within ${cfg.server_error_window_minutes} minutes ${
         scope === 'shared_state'
           ? 'across the instances'
-          : 'on one instance (the shared counter was unreachable)'
+          : unreachable
+            ? 'on one instance (the shared counter was unreachable)'
+            : 'on this instance'
       } (threshold ${cfg.server_error_threshold}): something is failing, or being probed.`,
       affectedResources: ['service:http'],
       metadata: {

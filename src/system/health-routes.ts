@@ -83,7 +83,11 @@ export function registerHealthRoutes(
   // The status is assembled at most once a second per format, like the health checks it is made of
   // (docs/operations.md): a dashboard polling it many times a second costs little more than one.
   // Kept serialized too: turning the snapshot into JSON was the largest part of answering it.
-  const recent = new Map<'full' | 'short', { at: number; data: SerializedData<StatusData> }>();
+  // A start, stop or restart of any service ends the snapshot at once, as it ends the health result it used.
+  const recent = new Map<
+    'full' | 'short',
+    { at: number; generation: number; data: SerializedData<StatusData> }
+  >();
   const assembleStatus = async (format: 'full' | 'short'): Promise<StatusData> => {
     const names = registry.names();
     const healths = await Promise.all(names.map((n) => registry.health(n)));
@@ -140,9 +144,15 @@ export function registerHealthRoutes(
       const cached = recent.get(format);
       // The serializer (plainJson) writes a SerializedData's JSON as the body's `data`.
       const answer = (data: SerializedData<StatusData>) => ok(request, data as unknown as StatusData);
-      if (cached && performance.now() - cached.at < STATUS_MAX_AGE_MS) return answer(cached.data);
+      if (
+        cached &&
+        cached.generation === registry.healthGeneration &&
+        performance.now() - cached.at < STATUS_MAX_AGE_MS
+      )
+        return answer(cached.data);
+      const generation = registry.healthGeneration;
       const data = SerializedData.of(await assembleStatus(format));
-      recent.set(format, { at: performance.now(), data });
+      recent.set(format, { at: performance.now(), generation, data });
       return answer(data);
     },
   );

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { pluginFolder, pluginFolderAside } from '../../src/backups/backup-files.js';
 import { writeRestoreMarker } from '../../src/backups/restore-marker.js';
 import { type CliProcess, cliEnv, startCli } from '../cli/cli-process.js';
 import { api } from '../cluster/cluster-instances.js';
@@ -146,5 +147,33 @@ describe('a restore interrupted by the death of its process', { timeout: 120_000
       restore_id: 'rst_gone',
       maintenance: 'unchanged',
     });
+  });
+  it('puts the plugin folder back when the restore died between setting it aside and swapping one in', async () => {
+    const t = await startPlatform(LEASES);
+    cleanups.push(() => t.close());
+    const admin = await t.adminToken();
+    const { systemState, maintenance } = t.platform.context;
+    const cfg = t.platform.context.cfg();
+    // The swap's first step done, its second never: the live folder is aside and there is none in its place.
+    const live = pluginFolder(cfg);
+    mkdirSync(live, { recursive: true });
+    writeFileSync(join(live, 'kept.txt'), 'installed package');
+    renameSync(live, pluginFolderAside(cfg, 'rst_swap'));
+    await writeRestoreMarker(systemState, {
+      restore_id: 'rst_swap',
+      backup_id: 'bkp_swap',
+      started_at: new Date().toISOString(),
+      actor: 'admin',
+      message: 'Restoring backup bkp_swap; the platform is back shortly',
+      previous: maintenance.current(),
+    });
+    const settled = async () =>
+      (await restoreAudit(t, admin, 'bkp_swap')).some((e) => e.details['status'] === 'interrupted');
+    expect(await eventually(settled, 10_000)).toBe(true);
+    expect((await restoreAudit(t, admin, 'bkp_swap'))[0]?.details).toMatchObject({
+      plugin_folder: 'put back',
+    });
+    expect(readFileSync(join(live, 'kept.txt'), 'utf8')).toBe('installed package');
+    expect(existsSync(pluginFolderAside(cfg, 'rst_swap'))).toBe(false);
   });
 });

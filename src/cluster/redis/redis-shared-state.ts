@@ -27,10 +27,6 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
   // A lost connection is retried by ioredis; commands fail meanwhile and the callers report it.
   command.on('error', () => {});
   subscriber.on('error', () => {});
-  let wasReady = false;
-  command.on('ready', () => {
-    wasReady = true;
-  });
   const handlers = new Map<string, Set<(message: unknown) => void>>();
   subscriber.on('message', (channel, raw) => {
     const set = handlers.get(channel);
@@ -81,10 +77,8 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
       return { count, resetAt };
     },
     async publish(channel, message) {
-      // Once the connection was up and is lost, fail at once rather than queue for ioredis' reconnect attempts:
-      // the event writer publishes every committed batch, so waiting would hold every emit for seconds while
-      // Redis is away (the other instances fill the gap from the store). Before the first connect, queue.
-      if (wasReady && command.status !== 'ready') throw unavailable();
+      // Queued while ioredis reconnects (up to maxRetriesPerRequest attempts): a revocation or a config change
+      // announced during a blip still reaches the others. The event bus does not wait for its publishes.
       await command.publish(key(channel), JSON.stringify(message));
     },
     subscribe(channel, handler) {
