@@ -17,6 +17,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Parser } from 'tar';
 import { loadBootConfig } from '../src/config/load-config.js';
+import { compilePathTemplates } from '../src/http/openapi-path-templates.js';
 import { newId } from '../src/kernel/new-id.js';
 import { packFolder } from '../src/plugins/plugin-pack.js';
 import { createPlatform, type Platform } from '../src/server.js';
@@ -1010,19 +1011,7 @@ const NOTES_PLUGIN = `export default {
 
 /** Finds the operation of the document serving `method url` (a static path wins over a templated one). */
 function matcher(doc: Doc): (method: string, url: string) => Operation | undefined {
-  const templates = Object.keys(doc.paths)
-    .map((template) => ({
-      template,
-      pattern: new RegExp(
-        `^${template
-          .split(/\{[^}]+\}/)
-          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-          // `{path}` (a plugin's own path) may hold slashes.
-          .join(template.endsWith('{path}') ? '.+' : '[^/]+')}$`,
-      ),
-      params: (template.match(/\{/g) ?? []).length,
-    }))
-    .sort((a, b) => a.params - b.params);
+  const templates = compilePathTemplates(Object.keys(doc.paths));
   return (method, url) => {
     const path = url.split('?')[0] ?? url;
     for (const t of templates) {

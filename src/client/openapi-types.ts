@@ -40094,6 +40094,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Insufficient permissions, or the client address is blocked */
             403: {
                 headers: {
@@ -40479,6 +40512,39 @@ export interface operations {
                      *         "details": {
                      *           "field": "body",
                      *           "reason": "malformed JSON"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -40882,6 +40948,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Insufficient permissions, or the client address is blocked */
             403: {
                 headers: {
@@ -41260,6 +41359,39 @@ export interface operations {
                      *         "details": {
                      *           "field": "body",
                      *           "reason": "malformed JSON"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -41654,6 +41786,39 @@ export interface operations {
                      *         "details": {
                      *           "field": "body",
                      *           "reason": "malformed JSON"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",

@@ -47,6 +47,8 @@ declare module 'fastify' {
     rateLimitExempt?: boolean;
     /** Routes counted in the authentication bucket (10 per 10 minutes per IP by default). */
     authBucket?: boolean;
+    /** Public at the gates, but the handler applies the rule of what it serves (plugin routes): it answers 401. */
+    accessInHandler?: boolean;
     /** Stream routes also take the credential as `?token=` (browsers cannot set headers on EventSource). */
     queryToken?: boolean;
     /** The maintenance switch itself stays open to admins even when admin access is off. */

@@ -19,7 +19,7 @@ interface RouteTraits {
   takesBody: boolean;
   maintenanceExempt: boolean;
   rateLimited: boolean;
-  /** Login, refresh, logout: public or not, they refuse bad credentials with 401. */
+  /** Login, refresh, logout, and routes whose handler applies the access rule: they answer 401 too. */
   credentialEndpoint: boolean;
 }
 
@@ -107,6 +107,7 @@ function withResponses(schema: unknown, route: RouteLike): unknown {
     maintenanceExempt?: boolean;
     rateLimitExempt?: boolean;
     authBucket?: boolean;
+    accessInHandler?: boolean;
   };
   const traits: RouteTraits = {
     rule: config.access,
@@ -116,7 +117,7 @@ function withResponses(schema: unknown, route: RouteLike): unknown {
     takesBody: [route.method].flat().some((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m)),
     maintenanceExempt: config.maintenanceExempt === true,
     rateLimited: config.rateLimitExempt !== true,
-    credentialEndpoint: config.authBucket === true,
+    credentialEndpoint: config.authBucket === true || config.accessInHandler === true,
   };
   const responses: Record<string, unknown> = {};
   for (const [code, response] of Object.entries((s['response'] as Record<string, unknown>) ?? {}))

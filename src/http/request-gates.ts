@@ -22,7 +22,7 @@ const unauthenticated = () =>
   });
 
 /** Reads the credentials of a request: `Authorization: Bearer`, `X-API-Key`, or `?token=` on stream routes. */
-function credentialsOf(request: FastifyRequest): { bearer?: string; apiKey?: string } {
+export function credentialsOf(request: FastifyRequest): { bearer?: string; apiKey?: string } {
   const header = request.headers.authorization;
   if (typeof header === 'string' && header.length > 0) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

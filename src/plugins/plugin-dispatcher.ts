@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthService } from '../auth/auth-service.js';
-import { hasPermission, type Principal } from '../auth/principal.js';
+import type { Permission } from '../auth/roles.js';
 import { access } from '../http/access.js';
 import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok } from '../http/envelope.js';
+import { credentialsOf, enforceAccess } from '../http/request-gates.js';
 import { ROUTE_METHODS } from './plugin-route-table.js';
 import type { PluginRuntime } from './plugin-runtime.js';
 import type { RouteAccess } from './plugin-wire.js';
@@ -60,38 +61,25 @@ export function registerPluginDispatcher(
       method: [...ROUTE_METHODS],
       url,
       // The plugin's route decides who may call; the dispatcher applies it once the route is known.
-      config: { access: access.public() },
+      config: { access: access.public(), accessInHandler: true },
       schema: { ...schema, ...(url.endsWith('*') ? {} : { hide: true }) },
       handler,
     });
   }
 }
 
-/** Applies a plugin route's access rule; a request carrying bad credentials gets the precise refusal. */
+/**
+ * Applies a plugin route's access rule with the request gates' own check. The gates drop a credential's error
+ * on public routes; authenticating again here gives a request with bad credentials the precise refusal.
+ */
 async function enforce(rule: RouteAccess, request: FastifyRequest, auth: AuthService): Promise<void> {
   if (rule === 'public') return;
-  const principal: Principal | undefined = request.principal ?? (await reauthenticate(request, auth));
-  if (!principal) {
-    throw new AppError('AUTHENTICATION_FAILED', 'Authentication is required', {
-      details: { reason: 'missing_credentials' },
-      headers: { 'www-authenticate': 'Bearer' },
-    });
-  }
-  if (rule === 'authenticated' || hasPermission(principal, rule.permission)) return;
-  throw new AppError('AUTHORIZATION_DENIED', `Permission '${rule.permission}' is required`, {
-    details: { required_permission: rule.permission },
-  });
-}
-
-/** The gates drop the credentials' error on public routes; it is raised here when the plugin route needs them. */
-async function reauthenticate(request: FastifyRequest, auth: AuthService): Promise<Principal | undefined> {
-  const header = request.headers.authorization;
-  if (typeof header === 'string' && header.length > 0) {
-    return auth.authenticate({ bearer: /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? '' });
-  }
-  const key = request.headers['x-api-key'];
-  if (typeof key === 'string' && key.length > 0) return auth.authenticate({ apiKey: key });
-  return undefined;
+  const principal = request.principal ?? (await auth.authenticate(credentialsOf(request)));
+  enforceAccess(
+    // A plugin may name any permission string; the check compares strings, whatever the type says.
+    rule === 'authenticated' ? access.authenticated() : access.permission(rule.permission as Permission),
+    principal,
+  );
 }
 
 function toPluginRequest(

@@ -1,5 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
+import { compilePathTemplates, type PathTemplate } from '../../src/http/openapi-path-templates.js';
 
 // ajv-formats is CommonJS: under ESM its function may sit on the default export's `default`.
 type AddFormats = (ajv: Ajv2020) => unknown;
@@ -26,12 +27,6 @@ export class ResponseContractError extends Error {
   override name = 'ResponseContractError';
 }
 
-interface PathMatcher {
-  template: string;
-  pattern: RegExp;
-  params: number;
-}
-
 /**
  * Checks `(method, url, status, content type, body)` against the OpenAPI document the platform serves, so the
  * document and the behaviour cannot drift apart: an undocumented status, an undocumented media type, or a
@@ -41,25 +36,13 @@ interface PathMatcher {
  */
 export class ResponseValidator {
   private readonly ajv: Ajv2020;
-  private readonly matchers: PathMatcher[];
+  private readonly matchers: PathTemplate[];
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor(private readonly doc: OpenApiDocument) {
     this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true, logger: false });
     addFormats(this.ajv);
-    this.matchers = Object.keys(doc.paths)
-      .map((template) => ({
-        template,
-        pattern: new RegExp(
-          `^${template
-            .split(/\{[^}]+\}/)
-            .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-            .join('[^/]+')}$`,
-        ),
-        params: (template.match(/\{/g) ?? []).length,
-      }))
-      // A static path wins over a templated one (`/events/stats` before `/events/{event_id}`).
-      .sort((a, b) => a.params - b.params);
+    this.matchers = compilePathTemplates(Object.keys(doc.paths));
   }
 
   /** The document's path template that serves `url` for `method`, if any. */
