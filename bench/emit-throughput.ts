@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { benchNodeArgs } from './platform-process.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -41,9 +42,13 @@ interface Row {
 }
 
 async function start(mode: string): Promise<{ child: ChildProcess; url: string; token: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/emit-server.ts', mode], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...benchNodeArgs(), '--import', 'tsx', 'bench/emit-server.ts', mode],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const lines = createInterface({ input: child.stdout! });
   for await (const line of lines) {
     // The ready line; the platform's own log lines (also JSON) go to the same stdout.

@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { WebSocket } from 'ws';
+import { benchNodeArgs } from './platform-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,9 +29,13 @@ const rate = Number(values.rate);
 const duration = Math.min(Number(values.duration), 20);
 const now = () => performance.timeOrigin + performance.now();
 
-const child = spawn(process.execPath, ['--import', 'tsx', 'bench/emit-server.ts', values.mode!], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const child = spawn(
+  process.execPath,
+  [...benchNodeArgs(), '--import', 'tsx', 'bench/emit-server.ts', values.mode!],
+  {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
 let server: { url: string; token: string } | undefined;
 for await (const line of createInterface({ input: child.stdout! })) {
   if (line.startsWith('{"url":')) {

@@ -31,11 +31,16 @@ export function platformRuntime(options: { justBuilt?: boolean } = {}): Platform
   // The runner's --build also tells the scripts it starts (bench/webhook-throughput.ts) through the environment.
   const justBuilt = options.justBuilt ?? process.env.PLATFORM_BENCH_JUST_BUILT === '1';
   const command = platformCommand({ justBuilt });
-  const nodeArgs = (process.env.PLATFORM_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = benchNodeArgs();
   const entry = process.env.PLATFORM_BENCH_ENTRY;
   const args = entry ? [resolve(entry)] : command.args;
   const label = entry ? `${entry} (PLATFORM_BENCH_ENTRY)` : command.label;
   return { label, args: [...nodeArgs, ...args, 'serve'] };
+}
+
+/** `PLATFORM_BENCH_NODE_ARGS`, split: node options for every platform a benchmark starts (also bench/emit-server.ts). */
+export function benchNodeArgs(): string[] {
+  return (process.env.PLATFORM_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 }
 
 export interface PlatformProcess {

@@ -23,6 +23,14 @@ export interface SharedState {
   close(): Promise<void>;
 }
 
+/** `tryLock` in terms of `tryLease`: a lease nobody renews, released by the returned function. */
+export function lockFromLease(tryLease: SharedState['tryLease']): SharedState['tryLock'] {
+  return async (name, ttlMs) => {
+    const lease = await tryLease(name, ttlMs);
+    return lease && (() => lease.release());
+  };
+}
+
 /** A lock taken with `tryLease`. */
 export interface HeldLease {
   /** Extends the lease by its ttl from now; false when it had already expired (another holder may have it). */

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from '../http/app-error.js';
+import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { EventBus } from './event-bus.js';
 import type { EventCipher } from './event-cipher.js';
@@ -112,8 +113,7 @@ export class EventService {
     const confidential = securityLevel === 'confidential';
     const supplied = input.metadata ?? {};
     const correlation = supplied['correlation_id'];
-    const metadata = {
-      ...supplied,
+    const metadata = extend(supplied, {
       correlation_id:
         typeof correlation === 'string' && correlation.length > 0
           ? correlation
@@ -121,7 +121,7 @@ export class EventService {
       request_id: origin.requestId,
       user_agent: origin.userAgent,
       ip_address: origin.ipAddress,
-    };
+    });
     const facts = {
       event_type: eventType,
       source: input.source ?? 'api',
@@ -130,13 +130,17 @@ export class EventService {
       emitter_id: origin.emitter?.userId ?? null,
     };
     const subscriptionIds = this.deps.subscriptions.match(
-      { ...facts, confidential, emitterId: facts.emitter_id },
+      extend(facts, { confidential, emitterId: facts.emitter_id }),
       () => data,
     );
     const live = this.liveAudience(facts, () => data);
     return this.deps.bus.write({
       row: {
-        ...facts,
+        event_type: facts.event_type,
+        source: facts.source,
+        priority: facts.priority,
+        security_level: facts.security_level,
+        emitter_id: facts.emitter_id,
         event_id: newId('evt'),
         timestamp: nowIso(),
         status: 'emitted',

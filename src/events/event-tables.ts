@@ -97,3 +97,57 @@ export interface EventTables {
   delivery_attempts: DeliveryAttemptsTable;
   event_audit: EventAuditTable;
 }
+
+/**
+ * The columns the event system's bulk inserts name (storage/insert-rows.ts), per table: the event writer's
+ * events, outbox rows and audit entries, the delivery recorder's attempts and audit entries. A column left out
+ * takes its default.
+ */
+export const INSERT_COLUMNS = {
+  events: [
+    'event_id',
+    'sequence',
+    'event_type',
+    'source',
+    'timestamp',
+    'priority',
+    'status',
+    'security_level',
+    'data',
+    'data_encrypted',
+    'metadata',
+    'correlation_id',
+    'emitter_id',
+    'expires_at',
+    'subscriber_count',
+    'processing_time_ms',
+  ],
+  event_outbox: [
+    'id',
+    'event_id',
+    'subscription_id',
+    'sequence',
+    'priority',
+    'status',
+    'attempts',
+    'next_attempt_at',
+    'created_at',
+    'updated_at',
+  ],
+  delivery_attempts: [
+    'id',
+    'outbox_id',
+    'event_id',
+    'subscription_id',
+    'attempt',
+    'status',
+    'response_status',
+    'latency_ms',
+    'error',
+    'created_at',
+    'batch_id',
+  ],
+  event_audit: ['id', 'event_id', 'timestamp', 'action', 'actor', 'details'],
+} as const satisfies {
+  [T in Exclude<keyof EventTables, 'subscriptions'>]: readonly (keyof EventTables[T])[];
+};

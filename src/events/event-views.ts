@@ -1,3 +1,4 @@
+import { extend } from '../kernel/extend.js';
 import type { EventCipher } from './event-cipher.js';
 import { decodeEventData } from './event-data.js';
 import type { EventRow, EventStore } from './event-store.js';
@@ -21,7 +22,7 @@ export function eventSummary(row: EventsTable) {
   };
 }
 
-interface StoredMetadata {
+export interface StoredMetadata {
   correlation_id: string;
   request_id: string;
   user_agent: string;
@@ -30,17 +31,16 @@ interface StoredMetadata {
 }
 
 function readMetadata(row: EventRow) {
-  return { ...(JSON.parse(row.metadata) as StoredMetadata), processing_time_ms: row.processing_time_ms };
+  return extend(JSON.parse(row.metadata) as StoredMetadata, { processing_time_ms: row.processing_time_ms });
 }
 
 function common(row: EventRow) {
-  return {
-    ...eventSummary(row),
+  return extend(eventSummary(row), {
     sequence: Number(row.sequence),
     security_level: row.security_level as 'public' | 'internal' | 'confidential',
     expires_at: row.expires_at,
     metadata: readMetadata(row),
-  };
+  });
 }
 
 /**
@@ -67,7 +67,9 @@ export function dataPreview(row: EventRow, cipher: EventCipher): Record<string, 
 
 export function eventListItem(row: EventRow, cipher: EventCipher) {
   const preview = dataPreview(row, cipher);
-  return { ...common(row), ...(preview ? { data_preview: preview } : {}) };
+  const item: ReturnType<typeof common> & { data_preview?: Record<string, unknown> } = common(row);
+  if (preview) item.data_preview = preview;
+  return item;
 }
 
 export function eventDetail(
@@ -77,8 +79,7 @@ export function eventDetail(
 ) {
   const { counts, attempts } = deliveries;
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
-  return {
-    ...common(row),
+  return extend(common(row), {
     data: decodeEventData(row, cipher),
     delivery_info: {
       total_subscribers: total,
@@ -95,5 +96,5 @@ export function eventDetail(
         error: a.error,
       })),
     },
-  };
+  });
 }

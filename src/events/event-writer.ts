@@ -1,9 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { extend } from '../kernel/extend.js';
 import { newId } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
+import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
-import type { EventsTable } from './event-tables.js';
+import { type EventsTable, INSERT_COLUMNS } from './event-tables.js';
 
 /** An event ready to be written, with the durable subscriptions it goes to. */
 export interface EventDraft {
@@ -24,7 +26,8 @@ interface Pending {
 // Any fixed 64-bit value: the one advisory lock every instance takes to number events.
 const SEQUENCE_LOCK = 7_262_001_004;
 const MAX_BATCH = 256;
-const CHUNK = 500;
+// PostgreSQL: outbox rows of a batch written in the same statement as its events, at most (parameters < 65,535).
+const MAX_OUTBOX_IN_ONE_STATEMENT = 2000;
 
 /**
  * Writes events in one transaction each batch: the next sequence numbers, the events, their outbox rows and
@@ -122,11 +125,12 @@ export class EventWriter {
       .executeTakeFirst();
     let next = Number(top?.max ?? 0);
     const now = performance.now();
-    const rows: EventsTable[] = batch.map((p) => ({
-      ...p.draft.row,
-      sequence: ++next,
-      processing_time_ms: Math.round((now - p.draft.startedAt) * 1000) / 1000,
-    }));
+    const rows: EventsTable[] = batch.map((p) =>
+      extend(p.draft.row, {
+        sequence: ++next,
+        processing_time_ms: Math.round((now - p.draft.startedAt) * 1000) / 1000,
+      }),
+    );
     const stamp = rows[0]!.timestamp;
     const outbox = batch.flatMap((p, i) =>
       p.draft.subscriptionIds.map((subscriptionId) => ({
@@ -138,9 +142,6 @@ export class EventWriter {
         status: 'pending',
         attempts: 0,
         next_attempt_at: stamp,
-        lease_owner: null,
-        lease_until: null,
-        last_error: null,
         created_at: stamp,
         updated_at: stamp,
       })),
@@ -151,32 +152,32 @@ export class EventWriter {
       timestamp: rows[i]!.timestamp,
       action: 'event_emitted',
       actor: p.draft.actor,
-      details: JSON.stringify({ ...p.draft.auditDetails, sequence: rows[i]!.sequence }),
+      details: JSON.stringify(extend(p.draft.auditDetails, { sequence: rows[i]!.sequence })),
     }));
     // An event with no durable subscriber has nothing left to do once committed (live clients get it from
     // the commit, or from the store when they resume): it is stored `processed`, while the emitter and the
     // live streams see it as it was emitted.
     const stored = rows.map((row, i) =>
-      batch[i]!.draft.subscriptionIds.length === 0 ? { ...row, status: 'processed' } : row,
+      batch[i]!.draft.subscriptionIds.length === 0 ? extend(row, { status: 'processed' }) : row,
     );
-    for (let i = 0; i < stored.length; i += CHUNK) {
-      await trx
-        .insertInto('events')
-        .values(stored.slice(i, i + CHUNK))
-        .execute();
+    if (this.dialect === 'postgres' && outbox.length <= MAX_OUTBOX_IN_ONE_STATEMENT) {
+      // One round trip for the three inserts (data-modifying CTEs): every round trip is made under the
+      // sequence lock, and each waits its turn in a busy event loop. Foreign keys are checked at the end of
+      // the statement, when the events are there.
+      const withEvents = trx.with('stored_events', (db) => db.insertInto('events').values(stored));
+      if (outbox.length === 0) await withEvents.insertInto('event_audit').values(audit).execute();
+      else {
+        await withEvents
+          .with('stored_outbox', (db) => db.insertInto('event_outbox').values(outbox))
+          .insertInto('event_audit')
+          .values(audit)
+          .execute();
+      }
+      return rows;
     }
-    for (let i = 0; i < outbox.length; i += CHUNK) {
-      await trx
-        .insertInto('event_outbox')
-        .values(outbox.slice(i, i + CHUNK))
-        .execute();
-    }
-    for (let i = 0; i < audit.length; i += CHUNK) {
-      await trx
-        .insertInto('event_audit')
-        .values(audit.slice(i, i + CHUNK))
-        .execute();
-    }
+    await insertRows(trx, this.dialect, 'events', INSERT_COLUMNS.events, stored);
+    await insertRows(trx, this.dialect, 'event_outbox', INSERT_COLUMNS.event_outbox, outbox);
+    await insertRows(trx, this.dialect, 'event_audit', INSERT_COLUMNS.event_audit, audit);
     return rows;
   }
 }

@@ -24,7 +24,7 @@ export class SubscriptionIndex {
   private reloading: Promise<void> = Promise.resolve();
   private unsubscribe: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private readonly reloadListeners = new Set<(size: number) => void>();
+  private readonly reloadListeners = new Set<(active: { webhooks: number }) => void>();
 
   constructor(
     private readonly store: SubscriptionStore,
@@ -52,8 +52,8 @@ export class SubscriptionIndex {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Called after every reload with the number of active subscriptions. Returns an unsubscribe function. */
-  onReload(listener: (size: number) => void): () => void {
+  /** Called after every reload with how many active subscriptions deliver by webhook. Returns an unsubscribe function. */
+  onReload(listener: (active: { webhooks: number }) => void): () => void {
     this.reloadListeners.add(listener);
     return () => this.reloadListeners.delete(listener);
   }
@@ -94,7 +94,8 @@ export class SubscriptionIndex {
           );
         }
         this.index = next;
-        for (const listener of this.reloadListeners) listener(next.size);
+        const webhooks = rows.filter((r) => r.delivery_method === 'webhook').length;
+        for (const listener of this.reloadListeners) listener({ webhooks });
       });
     return this.reloading;
   }

@@ -1,7 +1,9 @@
-import { CompiledQuery, type Insertable, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
-import type { DeliveryAttemptsTable, EventAuditTable } from '../events/event-tables.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Insertable, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import { type DeliveryAttemptsTable, type EventAuditTable, INSERT_COLUMNS } from '../events/event-tables.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
+import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
 import { idIn } from './id-list.js';
 import type { ClaimedDelivery, OutboxStore } from './outbox-store.js';
@@ -46,16 +48,21 @@ export interface SettledDelivery {
 export const FAILED_CODE = 'WEBHOOK_DELIVERY_FAILED';
 const CHUNK = 500;
 const MAX_BATCH = 1000;
+// A write waits this long for more results to join it, unless this many are already waiting: at a few thousand
+// deliveries a second one commit then covers dozens of them (a commit costs about as much as 20 attempt rows).
+const GATHER_MS = 5;
+const GATHER_ROWS = 64;
 
 /**
- * Writes what deliveries came to, many at a time: results that arrive while one write runs go together in
- * the next (group commit), so the cost of a transaction is shared by every delivery in it. One transaction
- * holds the attempt rows, the audit entries, the outbox rows' new states and the subscriptions' counters;
- * event statuses follow right after it commits.
+ * Writes what deliveries came to, many at a time: results that arrive within a few milliseconds, or while one
+ * write runs, go together in the next (group commit), so the cost of a transaction is shared by every delivery
+ * in it. One transaction holds the attempt rows, the audit entries, the outbox rows' new states and the
+ * subscriptions' counters; event statuses follow right after it commits.
  */
 export class DeliveryRecorder {
   private queue: DeliveryResult[] = [];
   private writing: Promise<void> | undefined;
+  private inWrite = 0;
   private readonly settledListeners = new Set<(rows: SettledDelivery[]) => void>();
   written = 0;
   failedWrites = 0;
@@ -78,6 +85,11 @@ export class DeliveryRecorder {
     return this.queue.length;
   }
 
+  /** Results added and not yet written (waiting, or in the write under way). */
+  get unwritten(): number {
+    return this.queue.length + this.inWrite;
+  }
+
   /** Listens for deliveries that reached a final state on this instance. */
   onSettled(listener: (rows: SettledDelivery[]) => void): () => void {
     this.settledListeners.add(listener);
@@ -86,18 +98,18 @@ export class DeliveryRecorder {
 
   add(result: DeliveryResult): void {
     this.queue.push(result);
+    this.schedule();
+  }
+
+  private schedule(): void {
     if (this.writing !== undefined) return;
-    this.writing = new Promise<void>((resolve) => {
-      // Results of the same tick join the first write.
-      setImmediate(() => {
-        this.drain()
-          .catch((err: unknown) => this.deps.reportError(err))
-          .finally(() => {
-            this.writing = undefined;
-            resolve();
-          });
+    this.writing = this.drain()
+      .catch((err: unknown) => this.deps.reportError(err))
+      .finally(() => {
+        this.writing = undefined;
+        // A result added after the last batch was taken, before this ran, is not left behind.
+        if (this.queue.length > 0) this.schedule();
       });
-    });
   }
 
   /** Resolves when everything added so far is written. */
@@ -107,10 +119,13 @@ export class DeliveryRecorder {
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
+      if (this.queue.length < GATHER_ROWS) await sleep(GATHER_MS);
       const batch = this.queue.splice(0, MAX_BATCH);
+      this.inWrite = batch.length;
       try {
         await this.writeWithRetry(batch);
       } finally {
+        this.inWrite = 0;
         this.deps.onWritten(batch);
       }
     }
@@ -143,8 +158,14 @@ export class DeliveryRecorder {
         batch.map((r) => r.delivery.event_id),
       );
       live = batch.filter((r) => present.has(r.delivery.event_id));
-      await insertRows(trx, dialect, 'delivery_attempts', live.filter(isAttempt).map(attemptRow));
-      await insertRows(trx, dialect, 'event_audit', live.map(auditRow));
+      await insertRows(
+        trx,
+        dialect,
+        'delivery_attempts',
+        INSERT_COLUMNS.delivery_attempts,
+        live.filter(isAttempt).map(attemptRow),
+      );
+      await insertRows(trx, dialect, 'event_audit', INSERT_COLUMNS.event_audit, live.map(auditRow));
       await updateOutbox(trx, dialect, live, now);
       errored = await updateSubscriptions(trx, dialect, live, now, this.deps.errorThreshold());
       // SQLite has one writer, so the final statuses can go in the same commit; PostgreSQL sets them after it
@@ -170,26 +191,6 @@ export class DeliveryRecorder {
 }
 
 const isAttempt = (r: DeliveryResult) => r.outcome !== 'dropped';
-
-const COLUMNS = {
-  delivery_attempts: [
-    'id',
-    'outbox_id',
-    'event_id',
-    'subscription_id',
-    'attempt',
-    'status',
-    'response_status',
-    'latency_ms',
-    'error',
-    'created_at',
-    'batch_id',
-  ],
-  event_audit: ['id', 'event_id', 'timestamp', 'action', 'actor', 'details'],
-} as const satisfies {
-  delivery_attempts: readonly (keyof DeliveryAttemptsTable)[];
-  event_audit: readonly (keyof EventAuditTable)[];
-};
 
 /** Events whose own (not replayed) deliveries may all have settled with these results. */
 const settledEventsOf = (results: DeliveryResult[]) =>
@@ -265,39 +266,6 @@ async function presentEvents(
     for (const r of rows) present.add(r.event_id);
   }
   return present;
-}
-
-/**
- * PostgreSQL: multi-row inserts (one round trip per chunk). SQLite: one row per statement, the same SQL text
- * every time, so the prepared statement is reused; in one transaction that is the cheaper way there.
- */
-async function insertRows(
-  trx: Transaction<Tables>,
-  dialect: Dialect,
-  table: 'delivery_attempts' | 'event_audit',
-  rows: Insertable<DeliveryAttemptsTable>[] | Insertable<EventAuditTable>[],
-): Promise<void> {
-  if (dialect === 'sqlite') {
-    // The statement text is fixed per table, so no query is built per row.
-    const columns: readonly string[] = COLUMNS[table];
-    const text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values (${columns.map(() => '?').join(', ')})`;
-    for (const row of rows) {
-      const values = row as Record<string, unknown>;
-      await trx.executeQuery(
-        CompiledQuery.raw(
-          text,
-          columns.map((c) => values[c] ?? null),
-        ),
-      );
-    }
-    return;
-  }
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    await trx
-      .insertInto(table)
-      .values(rows.slice(i, i + CHUNK) as never)
-      .execute();
-  }
 }
 
 async function updateOutbox(

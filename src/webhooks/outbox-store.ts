@@ -1,4 +1,11 @@
-import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
+import {
+  CompiledQuery,
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  type SqlBool,
+  type Transaction,
+} from 'kysely';
 import type { EventCipher } from '../events/event-cipher.js';
 import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
@@ -37,6 +44,29 @@ const CLAIMED = [
   'replay_id',
 ] as const;
 
+// SQLite claim statements (OutboxStore.claimByLane); fixed texts, so each stays one prepared statement.
+const CLAIMABLE_SUBSCRIPTIONS =
+  `select "id" from "subscriptions" where "status" = 'active' and ` +
+  `("delivery_method" = 'webhook' or "id" in (select value from json_each(?)))`;
+const LANE_CANDIDATES = {
+  due:
+    `select "id", "priority", "sequence" from "event_outbox" where "subscription_id" = ? and "status" = 'pending' ` +
+    `and "next_attempt_at" <= ? order by "priority" desc, "sequence" limit ?`,
+  expired:
+    `select "id", "priority", "sequence" from "event_outbox" where "subscription_id" = ? and "status" = 'delivering' ` +
+    `and "lease_until" < ? order by "priority" desc, "sequence" limit ?`,
+} as const;
+// `+"status"`: the condition is checked on each row found by id. Without the `+`, SQLite's planner reads every
+// row of that status through the claim index instead (7× slower per row in a backlog).
+const LEASE_SET =
+  `update "event_outbox" set "status" = 'delivering', "lease_owner" = ?, "lease_until" = ?, "updated_at" = ? ` +
+  `where "id" in (select value from json_each(?)) and `;
+const LEASE_RETURNING = ` returning ${CLAIMED.map((c) => `"${c}"`).join(', ')}`;
+const LEASE_BY_ID = {
+  due: `${LEASE_SET}+"status" = 'pending' and "next_attempt_at" <= ?${LEASE_RETURNING}`,
+  expired: `${LEASE_SET}+"status" = 'delivering' and "lease_until" < ?${LEASE_RETURNING}`,
+} as const;
+
 /**
  * The dispatcher's reads and writes of `event_outbox`. A claim takes due rows — pending ones whose time has
  * come, and `delivering` ones whose lease expired (their instance died) — highest priority first, then by
@@ -68,6 +98,8 @@ export class OutboxStore {
     subscriptionId?: string,
   ): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
+    if (this.dialect === 'sqlite')
+      return this.claimByLane(kind, owner, leaseUntil, now, limit, room, filter, subscriptionId);
     const maxRoom = Math.max(room.default, ...room.of.values());
     const eligible = (eb: ExpressionBuilder<Tables, 'event_outbox'>) => {
       const all: Expression<SqlBool>[] =
@@ -140,14 +172,57 @@ export class OutboxStore {
         )
         .returning([...CLAIMED])
         .execute();
-      for (const r of rows) r.sequence = Number(r.sequence);
-      await markProcessing(
-        trx,
-        this.dialect,
-        rows.filter((r) => r.replay_id === null).map((r) => r.event_id),
-      );
-      return rows.sort((a, b) => b.priority - a.priority || a.sequence - b.sequence);
+      return this.leased(trx, rows);
     });
+  }
+
+  /**
+   * The claim on SQLite (one writer: the transaction is atomic as it is). Each subscription's next rows are
+   * read from its own range of the `(subscription_id, status, priority, sequence)` index, exactly as many as
+   * it has room for; the first `limit` of those in priority order are leased by id. Same rows as the ranked
+   * statement PostgreSQL runs, without reading and ranking every subscription's window of candidates.
+   */
+  private async claimByLane(
+    kind: 'due' | 'expired',
+    owner: string,
+    leaseUntil: string,
+    now: string,
+    limit: number,
+    room: { default: number; of: ReadonlyMap<string, number> },
+    filter: ClaimFilter,
+    subscriptionId?: string,
+  ): Promise<ClaimedDelivery[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const subscriptions =
+        subscriptionId !== undefined ? [subscriptionId] : await claimableSubscriptions(trx, filter);
+      const candidates: { id: string; priority: number; sequence: number }[] = [];
+      for (const id of subscriptions) {
+        const n = room.of.get(id) ?? room.default;
+        if (n <= 0) continue;
+        const { rows } = await trx.executeQuery<{ id: string; priority: number; sequence: number }>(
+          CompiledQuery.raw(LANE_CANDIDATES[kind], [id, now, n]),
+        );
+        for (const r of rows) candidates.push(r);
+      }
+      if (candidates.length === 0) return [];
+      candidates.sort((a, b) => b.priority - a.priority || a.sequence - b.sequence);
+      const ids = candidates.slice(0, limit).map((c) => c.id);
+      const { rows } = await trx.executeQuery<ClaimedDelivery>(
+        CompiledQuery.raw(LEASE_BY_ID[kind], [owner, leaseUntil, now, JSON.stringify(ids), now]),
+      );
+      return this.leased(trx, rows);
+    });
+  }
+
+  /** The rows a claim leased, in claim order; their events move `emitted` → `processing` in the same commit. */
+  private async leased(trx: Transaction<Tables>, rows: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
+    for (const r of rows) r.sequence = Number(r.sequence);
+    await markProcessing(
+      trx,
+      this.dialect,
+      rows.filter((r) => r.replay_id === null).map((r) => r.event_id),
+    );
+    return rows.sort((a, b) => b.priority - a.priority || a.sequence - b.sequence);
   }
 
   /** How much a batching subscription has waiting: due rows, the oldest due time, whether any is a retry. */
@@ -349,6 +424,15 @@ export class OutboxStore {
       return gone;
     });
   }
+}
+
+/** SQLite: the active subscriptions this instance delivers for, less the excluded ones. */
+async function claimableSubscriptions(trx: Kysely<Tables>, filter: ClaimFilter): Promise<string[]> {
+  const excluded = new Set(filter.exclude);
+  const { rows } = await trx.executeQuery<{ id: string }>(
+    CompiledQuery.raw(CLAIMABLE_SUBSCRIPTIONS, [JSON.stringify(filter.pluginSubscriptions)]),
+  );
+  return rows.map((r) => r.id).filter((id) => !excluded.has(id));
 }
 
 /** `emitted` → `processing` for events whose deliveries started. */

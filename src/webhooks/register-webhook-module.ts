@@ -56,9 +56,9 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
     if (batch.outboxRows > 0) dispatcher.wake();
   });
   ctx.onClose(stopWaking);
-  // The HTTP client is loaded once there is a subscription, not by the first delivery.
-  const stopWarming = eventSystem.subscriptionIndex.onReload((size) => {
-    if (size > 0) dispatcher.prepareSender();
+  // The HTTP client is loaded once a webhook subscription exists, not by the first delivery (as at start).
+  const stopWarming = eventSystem.subscriptionIndex.onReload(({ webhooks }) => {
+    if (webhooks > 0) dispatcher.prepareSender();
   });
   ctx.onClose(stopWarming);
   const stopWatching = ctx.config.onChange((keys) => {

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { EventCipher } from '../events/event-cipher.js';
+import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { Dialect } from '../storage/database.js';
@@ -32,6 +33,8 @@ interface Lane {
 
 // Rows taken per claim; a round that fills it runs again at once.
 const CLAIM_LIMIT = 200;
+// While every lane has work queued, no claim for fewer rows than this (each costs a statement and a commit).
+const MIN_CLAIM = 64;
 // In-flight deliveries get this long to finish at shutdown before they are aborted and handed back.
 const STOP_GRACE_MS = 1000;
 // A subscription holds at most this many times its concurrency (in flight + waiting); a claim gives each lane
@@ -291,17 +294,22 @@ export class WebhookDispatcher implements PlatformService {
   private async round(): Promise<void> {
     await this.subscriptions.refresh();
     const w = this.deps.cfg().webhooks;
-    const { depth } = this.laneLimits();
-    const room = w.max_in_flight - this.held.size;
+    const { depth, topUp } = this.laneLimits();
+    const room = w.max_in_flight - this.holding();
     const batching = this.subscriptions.batching().map((s) => s.id);
     const full: string[] = [];
     const roomOf = new Map<string, number>();
     let laned = 0;
+    // A lane with nothing left to send (its deliveries are all in flight) wants more now.
+    let starving = false;
     for (const lane of this.lanes.values()) {
       if (this.subscriptions.get(lane.id)?.batch !== undefined) continue;
       laned += 1;
+      if (lane.queue.length === 0) starving = true;
       const free = depth - lane.inFlight - lane.queue.length;
-      if (free <= 0) full.push(lane.id);
+      // A lane that still has deliveries waiting is topped up once half of it is free (it wakes the loop
+      // then), not by every wake: claiming a few rows at a time costs a statement and a commit each.
+      if (free <= 0 || (free < topUp && lane.queue.length > 0)) full.push(lane.id);
       else roomOf.set(lane.id, free);
     }
     this.backlog = full.length > 0 || room <= 0;
@@ -309,7 +317,12 @@ export class WebhookDispatcher implements PlatformService {
     const idle = Math.max(0, this.subscriptions.size - batching.length - laned);
     // (At least one lane's worth, for subscriptions created since the list was last read.)
     const capacity = Math.max(depth, [...roomOf.values()].reduce((a, b) => a + b, 0) + idle * depth);
-    if (room > 0) {
+    // While every lane still has deliveries waiting, a claim waits until it can take a good share at once.
+    const worthIt = Math.min(room, capacity) >= Math.min(MIN_CLAIM, w.max_in_flight / 4);
+    const claimNow = room > 0 && (starving || idle > 0 || laned === 0 || worthIt);
+    // Put off: the lanes wake the loop as they free up (and the first to run dry is served at once).
+    if (room > 0 && !claimNow) this.backlog = true;
+    if (claimNow) {
       const limit = Math.min(room, CLAIM_LIMIT, capacity);
       const started = performance.now();
       const claimed = await this.outbox.claim(
@@ -334,7 +347,7 @@ export class WebhookDispatcher implements PlatformService {
       if (claimed.length === limit) this.again = true;
       if (claimed.length > 0) await this.accept(claimed, depth);
     }
-    if (this.takeoverDue && this.held.size < w.max_in_flight) {
+    if (this.takeoverDue && this.holding() < w.max_in_flight) {
       // Rows of instances that died: looked for on the poll, not on every wake, as they are rare.
       this.takeoverDue = false;
       const taken = await this.outbox.claim(
@@ -342,7 +355,7 @@ export class WebhookDispatcher implements PlatformService {
         this.owner,
         this.leaseUntil(),
         nowIso(),
-        Math.min(w.max_in_flight - this.held.size, CLAIM_LIMIT),
+        Math.min(w.max_in_flight - this.holding(), CLAIM_LIMIT),
         { default: depth, of: roomOf, subscriptions: roomOf.size + idle },
         { exclude: full, pluginSubscriptions: this.deps.consumers.ids() },
       );
@@ -416,7 +429,7 @@ export class WebhookDispatcher implements PlatformService {
         });
         continue;
       }
-      ready.push({ ...c, event });
+      ready.push(extend(c, { event }));
     }
     return ready;
   }
@@ -429,7 +442,7 @@ export class WebhookDispatcher implements PlatformService {
       if (!batch || !this.running) continue;
       const lane = this.lane(sub.id);
       if (lane.inFlight >= w.max_concurrency_per_subscription) continue;
-      const room = w.max_in_flight - this.held.size;
+      const room = w.max_in_flight - this.holding();
       if (room <= 0) return;
       const now = Date.now();
       const backlog = await this.outbox.batchBacklog(sub.id, new Date(now).toISOString());
@@ -585,13 +598,15 @@ export class WebhookDispatcher implements PlatformService {
         aborted: !this.sender,
       };
     }
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': `Platform-Webhooks/${this.deps.version}`,
-      'x-platform-delivery-id': deliveryId,
-      ...extra,
-      ...signatureHeaders(sub.secret, deliveryId, Math.floor(Date.now() / 1000), body),
-    };
+    const headers: Record<string, string> = Object.assign(
+      {
+        'content-type': 'application/json',
+        'user-agent': `Platform-Webhooks/${this.deps.version}`,
+        'x-platform-delivery-id': deliveryId,
+      },
+      extra,
+      signatureHeaders(sub.secret, deliveryId, Math.floor(Date.now() / 1000), body),
+    );
     if (replayId !== null) headers['x-platform-replay'] = replayId;
     return this.sender.post(sub.url, headers, body, sub.timeoutMs);
   }
@@ -667,7 +682,7 @@ export class WebhookDispatcher implements PlatformService {
     let result: DeliveryResult;
     if (outcome.ok) {
       this.counts.delivered += 1;
-      result = { ...base, outcome: 'delivered', error: null };
+      result = extend(base, { outcome: 'delivered' as const, error: null });
     } else {
       this.counts.failedAttempts += 1;
       const gone = outcome.status === 410;
@@ -679,7 +694,7 @@ export class WebhookDispatcher implements PlatformService {
           : outcome.refused
             ? (outcome.error ?? 'refused')
             : `${outcome.error} (attempt ${attempt} of ${sub.retry.max_attempts})`;
-        result = { ...base, outcome: 'failed', error: why, gone };
+        result = extend(base, { outcome: 'failed' as const, error: why, gone });
       } else {
         this.counts.retried += 1;
         const w = this.deps.cfg().webhooks;
@@ -689,15 +704,22 @@ export class WebhookDispatcher implements PlatformService {
           retryAfterMs: outcome.retryAfterMs ?? null,
         });
         this.dueIn(delay);
-        result = {
-          ...base,
+        result = extend(base, {
           outcome: 'retry',
           error: outcome.error,
           nextAttemptAt: new Date(Date.now() + delay).toISOString(),
-        };
+        });
       }
     }
     this.recorder.add(result);
+  }
+
+  /**
+   * Rows taking room under `webhooks.max_in_flight`: claimed and not yet tried, or in flight. A row whose
+   * outcome waits for the recorder's write is still held (and its lease renewed), but takes no room.
+   */
+  private holding(): number {
+    return this.held.size - this.recorder.unwritten;
   }
 
   private async handBack(ids: string[]): Promise<void> {

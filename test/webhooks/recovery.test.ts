@@ -105,4 +105,39 @@ describe('deliveries across stops, restarts and dead instances', { timeout: 40_0
     );
     expect(Date.now()).toBeGreaterThanOrEqual(now + 1500);
   });
+  it('delivers a backlog highest priority first, and in emission order within a priority', async () => {
+    const receiver = new Receiver();
+    await receiver.start();
+    cleanup.push(() => receiver.close());
+    let hang = true;
+    receiver.respond = () => (hang ? { hang: true } : {});
+    // One delivery at a time: the target sees them in the order the dispatcher sends them.
+    const config = { webhooks: { ...FAST_WEBHOOKS.webhooks, max_concurrency_per_subscription: 1 } };
+    const first = await startPlatform(config);
+    cleanup.push(() => first.close());
+    const admin = await first.adminToken();
+    await createSubscription(first, admin, {
+      event_patterns: ['backlog.*'],
+      webhook_config: { url: `${receiver.url}/hook`, timeout_seconds: 30 },
+    });
+    const priorities = [1, 9, 5, 9, 1, 5, 9, 1, 2, 9];
+    const emitted: { id: string; priority: number }[] = [];
+    for (const priority of priorities) {
+      emitted.push({ id: await emit(first, admin, { event_type: 'backlog.event', priority }), priority });
+    }
+    await until(() => receiver.requests.length >= 1, 'the first delivery in flight');
+    // Stopped while the first hangs: every row is handed back, and the restart finds the whole backlog due.
+    await first.platform.close();
+    hang = false;
+    const before = receiver.requests.length;
+    const second = await startPlatform(config, { storage: first.storage });
+    cleanup.push(() => second.close());
+    await until(() => receiver.requests.length >= before + priorities.length, 'the backlog delivered');
+    const order = receiver.requests.slice(before).map((r) => r.json.event_id as string);
+    const expected = emitted
+      .map((e, i) => ({ ...e, i }))
+      .sort((a, b) => b.priority - a.priority || a.i - b.i)
+      .map((e) => e.id);
+    expect(order).toEqual(expected);
+  });
 });

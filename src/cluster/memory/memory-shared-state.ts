@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { HeldLease, SharedState } from '../shared-state.js';
+import { type HeldLease, lockFromLease, type SharedState } from '../shared-state.js';
 
 export function createMemorySharedState(): SharedState {
   const counters = new Map<string, { count: number; resetAt: number }>();
@@ -54,10 +54,7 @@ export function createMemorySharedState(): SharedState {
       return () => bus.off(channel, handler);
     },
     async whenSubscribed() {},
-    async tryLock(name, ttlMs) {
-      const lease = await tryLease(name, ttlMs);
-      return lease && (() => lease.release());
-    },
+    tryLock: lockFromLease(tryLease),
     tryLease,
     async ping() {
       return 0;

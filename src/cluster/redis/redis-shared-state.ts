@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import type { HeldLease, RedisLike, SharedState } from '../shared-state.js';
+import { type HeldLease, lockFromLease, type RedisLike, type SharedState } from '../shared-state.js';
 
 const HIT_SCRIPT = `
 local c = redis.call('INCR', KEYS[1])
@@ -111,10 +111,7 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
       }
       await Promise.all([...pending]);
     },
-    async tryLock(name, ttlMs) {
-      const lease = await tryLease(name, ttlMs);
-      return lease && (() => lease.release());
-    },
+    tryLock: lockFromLease(tryLease),
     tryLease,
     async ping() {
       const start = performance.now();
