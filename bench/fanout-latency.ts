@@ -9,8 +9,9 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { WebSocket } from 'ws';
 import { benchNodeArgs } from './platform-process.js';
+import { cpuSeconds } from './process-cpu.js';
+import { openSseReader, openWsReader, type StreamReader } from './stream-readers.js';
 
 const { values } = parseArgs({
   options: {
@@ -19,6 +20,8 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '200' },
     duration: { type: 'string', default: '5' },
     mode: { type: 'string', default: 'sqlite' },
+    // One connection in this many times its events (all of them count theirs).
+    sample: { type: 'string', default: '10' },
     // One JSON line instead of the table (bench/run-all.ts reads it).
     json: { type: 'boolean', default: false },
   },
@@ -47,62 +50,28 @@ if (!server) throw new Error('the server did not start');
 const { url, token } = server;
 
 const latencies: number[] = [];
-let received = 0;
-const record = (payload: string) => {
-  const sentAt = (JSON.parse(payload) as { data?: { sent_at?: number } }).data?.sent_at;
-  if (typeof sentAt === 'number') {
-    latencies.push(now() - sentAt);
-    received += 1;
-  }
-};
-
+// Every reader counts its events; one in `sample` also times each of them (spread over the connection order,
+// so the first and the last clients the server writes to are both in the sample).
+const sampleEvery = Math.max(1, Number(values.sample));
+const sample = (sentAt: number) => latencies.push(now() - sentAt);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4096 });
-const sockets: WebSocket[] = [];
-const requests: http.ClientRequest[] = [];
-const opening: Promise<void>[] = [];
+const opening: Promise<StreamReader>[] = [];
+const streamPath = '/api/v1/events/stream?patterns=fan.*';
 for (let i = 0; i < wsCount; i++) {
-  const ws = new WebSocket(
-    `${url.replace(/^http/, 'ws')}/api/v1/events/stream?patterns=fan.*&token=${token}`,
-  );
-  sockets.push(ws);
-  ws.on('message', (raw) => {
-    const m = JSON.parse(raw.toString()) as { message_type: string; event?: unknown };
-    if (m.message_type === 'event') record(JSON.stringify(m.event));
-  });
-  opening.push(new Promise((resolve, reject) => ws.once('open', () => resolve()).once('error', reject)));
+  const wsUrl = `${url}${streamPath}&token=${token}`;
+  opening.push(openWsReader(wsUrl, i % sampleEvery === 0 ? sample : undefined));
 }
 for (let i = 0; i < sseCount; i++) {
   opening.push(
-    new Promise((resolve, reject) => {
-      const req = http.get(
-        `${url}/api/v1/events/stream?patterns=fan.*`,
-        { agent, headers: { authorization: `Bearer ${token}` } },
-        (res) => {
-          let buffer = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => {
-            buffer += chunk;
-            let cut = buffer.indexOf('\n\n');
-            while (cut !== -1) {
-              const data = buffer
-                .slice(0, cut)
-                .split('\n')
-                .find((l) => l.startsWith('data: '));
-              if (data) record(data.slice(6));
-              buffer = buffer.slice(cut + 2);
-              cut = buffer.indexOf('\n\n');
-            }
-          });
-          resolve();
-        },
-      );
-      req.on('error', reject);
-      requests.push(req);
-    }),
+    openSseReader(`${url}${streamPath}`, token, agent, i % sampleEvery === 0 ? sample : undefined),
   );
 }
-await Promise.all(opening);
+const readers = await Promise.all(opening);
 await new Promise((r) => setTimeout(r, 500));
+const receivedNow = () => readers.reduce((n, r) => n + r.received, 0);
+// Protocol messages counted before the first emit (a WebSocket's `subscribed`) are not deliveries.
+const before = receivedNow();
+latencies.length = 0;
 
 const emitAgent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 const emitOne = () =>
@@ -117,7 +86,10 @@ const emitOne = () =>
       },
       (res) => {
         res.resume();
-        res.on('end', () => resolve());
+        res.on('end', () => {
+          answered += 1;
+          resolve();
+        });
       },
     );
     req.on('error', () => resolve());
@@ -125,7 +97,9 @@ const emitOne = () =>
   });
 
 let emitted = 0;
+let answered = 0;
 const started = now();
+const cpuBefore = { server: cpuSeconds(child.pid!), client: cpuSeconds(process.pid) };
 const pending: Promise<void>[] = [];
 while (now() - started < duration * 1000) {
   const due = Math.floor(((now() - started) / 1000) * rate);
@@ -135,18 +109,28 @@ while (now() - started < duration * 1000) {
   }
   await new Promise((r) => setTimeout(r, 2));
 }
+const answeredInTime = answered;
 // Bounded: what has not arrived 10 s after the last emit was sent counts as not delivered.
 const deadline = now() + 10_000;
 await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 10_000))]);
 const expected = emitted * (wsCount + sseCount);
-while (received < expected && now() < deadline) await new Promise((r) => setTimeout(r, 50));
+let received = receivedNow() - before;
+while (received < expected && now() < deadline) {
+  await new Promise((r) => setTimeout(r, 50));
+  received = receivedNow() - before;
+}
 
-for (const ws of sockets) ws.terminate();
-for (const req of requests) req.destroy();
+const elapsed = (now() - started) / 1000;
+const cpu = {
+  server: (cpuSeconds(child.pid!) - cpuBefore.server) / elapsed,
+  client: (cpuSeconds(process.pid) - cpuBefore.client) / elapsed,
+};
+for (const reader of readers) reader.close();
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 
 latencies.sort((a, b) => a - b);
+const round = (x: number) => Math.round(x * 100) / 100;
 const pct = (p: number) =>
   latencies.length
     ? latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1)
@@ -154,12 +138,14 @@ const pct = (p: number) =>
 if (values.json) {
   const ms = (p: number) => (latencies.length ? Number(pct(p)) : null);
   process.stdout.write(
-    `${JSON.stringify({ ws: wsCount, sse: sseCount, rate, duration, mode: values.mode, emitted, delivered: received, expected, p50_ms: ms(0.5), p99_ms: ms(0.99), max_ms: latencies.at(-1) ?? null })}\n`,
+    `${JSON.stringify({ ws: wsCount, sse: sseCount, rate, duration, mode: values.mode, emitted, answered_in_time: answeredInTime, delivered: received, expected, p50_ms: ms(0.5), p99_ms: ms(0.99), max_ms: latencies.at(-1) ?? null, server_cpu: round(cpu.server), client_cpu: round(cpu.client) })}\n`,
   );
   process.exit(0);
 }
 process.stdout.write(
   `\n${wsCount} WebSocket + ${sseCount} SSE subscribers, ${emitted} events at ${rate}/s over ${duration} s (${values.mode})\n\n` +
-    '| delivered | expected | p50 ms | p99 ms | max ms |\n|---:|---:|---:|---:|---:|\n' +
-    `| ${received} | ${expected} | ${pct(0.5)} | ${pct(0.99)} | ${latencies.at(-1)?.toFixed(1) ?? '–'} |\n`,
+    '| delivered | expected | p50 ms | p99 ms | max ms | emits answered in time | server CPU | client CPU |\n' +
+    '|---:|---:|---:|---:|---:|---:|---:|---:|\n' +
+    `| ${received} | ${expected} | ${pct(0.5)} | ${pct(0.99)} | ${latencies.at(-1)?.toFixed(1) ?? '–'} | ${answeredInTime} | ${round(cpu.server)} | ${round(cpu.client)} |\n` +
+    '\n(CPU in cores, from the first emit to the last delivery; emits answered before the last was sent.)\n',
 );

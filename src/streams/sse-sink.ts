@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { HubBatch } from './hub-batch.js';
 import type { HubEvent } from './hub-event.js';
 import type { StreamEnd, StreamSink } from './stream-sink.js';
 import { TickCork } from './tick-cork.js';
@@ -28,6 +29,12 @@ export class SseSink implements StreamSink {
     if (this.closed) return true;
     this.cork.hold();
     return this.res.write(event.sseFrame());
+  }
+
+  sendBatch(batch: HubBatch): boolean {
+    if (this.closed) return true;
+    // One write (Node's HTTP layer corks a chunk's header, data and end itself).
+    return this.res.write(batch.sseBytes());
   }
 
   checkpoint(eventId: string): void {

@@ -1,6 +1,7 @@
 import { mayRead } from '../events/event-data.js';
 import { type CompiledSelector, compileSelector } from '../events/event-filters.js';
 import type { EventRow } from '../events/event-store.js';
+import type { HubBatch } from './hub-batch.js';
 import type { HubEvent } from './hub-event.js';
 import type { StreamSink } from './stream-sink.js';
 
@@ -43,6 +44,8 @@ export class StreamConnection {
   patterns: string[] = [];
   filters: StreamFilters = {};
   private selector: CompiledSelector | undefined;
+  /** Equal for connections that select the same events: the hub gives them one shared batch. */
+  audienceKey = '';
   private mode: 'idle' | 'live' | 'syncing' = 'idle';
   /** The last sequence handled in order (written, or skipped as not matching while syncing). */
   private position = 0;
@@ -85,6 +88,7 @@ export class StreamConnection {
     this.patterns = patterns;
     this.filters = filters;
     this.selector = compileSelector({ patterns, source: filters.source, priority: filters.priority });
+    this.audienceKey = JSON.stringify([patterns, filters, this.reader.userId, this.reader.isAdmin]);
     this.hub.attach(this);
     if (from) {
       this.position = from.sequence;
@@ -105,6 +109,7 @@ export class StreamConnection {
     this.patterns = [];
     this.hub.attach(this);
     this.selector = undefined;
+    this.audienceKey = '';
     this.generation += 1;
     this.mode = 'idle';
     this.queue = [];
@@ -133,6 +138,32 @@ export class StreamConnection {
       return;
     }
     this.write(event);
+  }
+
+  /**
+   * Called by the hub with the events of a flush this connection selects (`accepts` was checked by the hub,
+   * once for every connection of the same `audienceKey`). A live client that keeps up gets them in one write
+   * of the batch's shared bytes; any other case takes them one by one through `offer`.
+   */
+  offerBatch(batch: HubBatch): void {
+    if (this.ended || batch.events.length === 0) return;
+    const first = batch.events[0]!;
+    if (
+      this.mode !== 'live' ||
+      first.sequence <= this.position ||
+      this.queue.length > 0 ||
+      this.sink.congested()
+    ) {
+      for (const event of batch.events) this.offer(event);
+      return;
+    }
+    const flowing = this.sink.sendBatch(batch);
+    const last = batch.last;
+    this.position = last.sequence;
+    this.positionId = last.id;
+    this.announced = last.sequence;
+    this.delivered += batch.events.length;
+    if (!flowing) this.awaitDrain();
   }
 
   /** Periodic work: the lag limit, heartbeats and checkpoints. */
@@ -185,7 +216,7 @@ export class StreamConnection {
     return this.selector.matches(event, data);
   }
 
-  private accepts(event: HubEvent): boolean {
+  accepts(event: HubEvent): boolean {
     return this.wouldAccept(event.row, () => event.data());
   }
 

@@ -4,9 +4,11 @@ import type { EventBus } from '../events/event-bus.js';
 import type { EventCipher } from '../events/event-cipher.js';
 import type { EventRow, EventStore } from '../events/event-store.js';
 import type { EventsTable } from '../events/event-tables.js';
-import { PatternIndex } from '../events/pattern-index.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import { type AudienceGroup, AudienceGroups } from './audience-groups.js';
+import { HubBatch } from './hub-batch.js';
 import { HubEvent } from './hub-event.js';
+import { type Delivery, HubFlush } from './hub-flush.js';
 import { groupSpecs, RemoteAudience } from './remote-audience.js';
 import type { HubAccess, StreamConnection } from './stream-connection.js';
 
@@ -16,6 +18,17 @@ const GAP_WAIT_MS = 150;
 // Also compare with the store now and then, in case the message of the last batch was lost.
 const STORE_CHECK_MS = 2000;
 const TICK_MS = 500;
+// A shared write holds at most this many events or bytes (one event may be larger): a client's buffer grows
+// past its high-water mark by at most one such write.
+const BATCH_EVENTS = 1024;
+const BATCH_BYTES = 64 * 1024;
+// Connections written to per turn of the event loop during a flush (about 2 ms of writes).
+const WRITES_PER_TURN = 256;
+
+interface Position {
+  sequence: number;
+  eventId: string | null;
+}
 
 /**
  * The stream hub: every committed event (from this instance or, through the bus, from others) passes here in
@@ -27,10 +40,18 @@ export class StreamHub implements PlatformService, HubAccess {
   readonly type = 'streaming';
   readonly dependencies = ['event_bus'] as const;
   private readonly connections = new Set<StreamConnection>();
-  private readonly index = new PatternIndex<StreamConnection>();
+  private readonly groups = new AudienceGroups();
   private readonly early = new Map<number, EventsTable>();
+  /** The last event taken in order; `offered` trails it by the events waiting for the next flush. */
   private sequence = 0;
-  private eventId: string | null = null;
+  private taken: Position = { sequence: 0, eventId: null };
+  private offered: Position = { sequence: 0, eventId: null };
+  private pending: HubEvent[] = [];
+  private flushTimer: NodeJS.Immediate | NodeJS.Timeout | undefined;
+  /** The flush under way, a slice of connections per turn of the event loop. */
+  private current: { job: HubFlush; upTo: Position; spent: number } | undefined;
+  /** A flush that took d ms is followed by the next no sooner than d ms after it (see flush()). */
+  private nextFlushAt = 0;
   private ready = false;
   private gapTimer: NodeJS.Timeout | undefined;
   private ticker: NodeJS.Timeout | undefined;
@@ -61,12 +82,13 @@ export class StreamHub implements PlatformService, HubAccess {
   private readonly clustered: boolean;
   private readonly audience: RemoteAudience | undefined;
 
+  /** The position of the events connections have been offered (what a new live client starts after). */
   get lastSequence(): number {
-    return this.sequence;
+    return this.offered.sequence;
   }
 
   get lastEventId(): string | null {
-    return this.eventId;
+    return this.offered.eventId;
   }
 
   get bufferSize(): number {
@@ -90,7 +112,8 @@ export class StreamHub implements PlatformService, HubAccess {
     this.unsubscribe = this.bus.onCommitted((rows) => this.ingest(rows));
     const last = await this.store.last();
     this.sequence = last?.sequence ?? 0;
-    this.eventId = last?.event_id ?? null;
+    this.taken = { sequence: this.sequence, eventId: last?.event_id ?? null };
+    this.offered = this.taken;
     this.lastStoreSeen = this.sequence;
     this.ready = true;
     this.drain();
@@ -112,10 +135,15 @@ export class StreamHub implements PlatformService, HubAccess {
     this.ready = false;
     for (const t of [this.ticker, this.storeCheck, this.gapTimer]) if (t) clearInterval(t);
     this.gapTimer = undefined;
+    this.cancelFlush();
+    this.current = undefined;
+    this.pending = [];
   }
 
   /** Ends every stream, each with a final message carrying its resume point. */
   closeAll(message: string): void {
+    // Events waiting for a flush go out first; the final messages' resume points follow them.
+    this.finishFlushes();
     for (const c of [...this.connections]) {
       c.end({ reason: 'shutdown', message, last_event_id: c.resumePoint().eventId });
     }
@@ -181,7 +209,9 @@ export class StreamHub implements PlatformService, HubAccess {
     data: () => unknown,
   ): number {
     let n = this.audience?.count(event, data) ?? 0;
-    for (const c of this.index.candidates(event.event_type)) if (c.wouldAccept(event, data)) n += 1;
+    for (const g of this.groups.candidates(event.event_type)) {
+      if (g.sample.wouldAccept(event, data)) n += g.members.size;
+    }
     return n;
   }
 
@@ -190,13 +220,13 @@ export class StreamHub implements PlatformService, HubAccess {
       this.connections.add(connection);
       this.counters.opened += 1;
     }
-    this.index.add(connection, connection.patterns);
+    this.groups.place(connection);
     this.audience?.changed();
   }
 
   detach(connection: StreamConnection): void {
     this.connections.delete(connection);
-    this.index.remove(connection);
+    this.groups.remove(connection);
     this.audience?.changed();
   }
 
@@ -276,19 +306,99 @@ export class StreamHub implements PlatformService, HubAccess {
 
   private dispatch(row: EventsTable): void {
     this.sequence = Number(row.sequence);
-    this.eventId = row.event_id;
+    this.taken = { sequence: this.sequence, eventId: row.event_id };
     this.counters.events += 1;
-    const candidates = this.index.candidates(row.event_type);
-    if (candidates.size === 0) return;
-    const event = new HubEvent(row, this.cipher);
-    for (const c of [...candidates]) {
-      this.counters.offers += 1;
-      try {
-        c.offer(event);
-      } catch (err) {
-        this.log.warn({ err }, 'a stream connection failed');
-        c.end();
+    if (this.groups.candidates(row.event_type).size > 0) this.pending.push(new HubEvent(row, this.cipher));
+    if (this.current) return;
+    // With nothing waiting for a flush, connections are up to date with an event nobody selects.
+    if (this.pending.length === 0) this.offered = this.taken;
+    else this.scheduleFlush();
+  }
+
+  /**
+   * Offers go out in flushes: every event taken since the last one, to each connection at once, a slice of
+   * connections per turn of the event loop. A flush starts on the next turn; after one whose slices took d ms
+   * in all (thousands of clients), the next waits until d ms after it ended, so the hub spends at most about
+   * half its time writing and a busy stream sends its clients several events per write instead of one each.
+   */
+  private scheduleFlush(): void {
+    if (this.flushTimer) return;
+    const wait = this.nextFlushAt - performance.now();
+    this.flushTimer = wait >= 1 ? setTimeout(() => this.flush(), wait) : setImmediate(() => this.flush());
+  }
+
+  /** Writes whatever is waiting, at once (before the final messages at shutdown). */
+  private finishFlushes(): void {
+    this.cancelFlush();
+    if (this.current) this.step(Number.POSITIVE_INFINITY);
+    this.flush(Number.POSITIVE_INFINITY);
+  }
+
+  private cancelFlush(): void {
+    if (!this.flushTimer) return;
+    clearTimeout(this.flushTimer as NodeJS.Timeout);
+    clearImmediate(this.flushTimer as NodeJS.Immediate);
+    this.flushTimer = undefined;
+  }
+
+  private flush(slice = WRITES_PER_TURN): void {
+    this.flushTimer = undefined;
+    if (this.current || this.pending.length === 0) return;
+    const events = this.pending;
+    this.pending = [];
+    const job = new HubFlush(this.plan(events), (c, err) => {
+      this.log.warn({ err }, 'a stream connection failed');
+      c.end();
+    });
+    // Every event taken so far is in this flush or selected by nobody: once written, that is the position.
+    this.current = { job, upTo: this.taken, spent: 0 };
+    this.step(slice);
+  }
+
+  private step(slice = WRITES_PER_TURN): void {
+    const current = this.current;
+    if (!current) return;
+    this.flushTimer = undefined;
+    const started = performance.now();
+    const done = current.job.run(slice);
+    const ended = performance.now();
+    current.spent += ended - started;
+    if (!done) {
+      this.flushTimer = setImmediate(() => this.step());
+      return;
+    }
+    this.current = undefined;
+    this.offered = this.pending.length === 0 ? this.taken : current.upTo;
+    this.nextFlushAt = ended + current.spent;
+    if (this.pending.length > 0) this.scheduleFlush();
+  }
+
+  /** Who gets what: the events in shared writes of bounded size, each for the groups that select them. */
+  private plan(events: HubEvent[]): Delivery[] {
+    const deliveries: Delivery[] = [];
+    let from = 0;
+    let bytes = 0;
+    for (let i = 0; i <= events.length; i++) {
+      const size = i < events.length ? events[i]!.wsFrame().length : 0;
+      if (i === events.length || (i > from && (i - from === BATCH_EVENTS || bytes + size > BATCH_BYTES))) {
+        this.planChunk(events.slice(from, i), deliveries);
+        from = i;
+        bytes = 0;
       }
+      bytes += size;
+    }
+    return deliveries;
+  }
+
+  private planChunk(events: HubEvent[], deliveries: Delivery[]): void {
+    const audience = new Set<AudienceGroup>();
+    for (const type of new Set(events.map((e) => e.row.event_type))) {
+      for (const g of this.groups.candidates(type)) audience.add(g);
+    }
+    for (const group of audience) {
+      this.counters.offers += events.length * group.members.size;
+      const batch = new HubBatch(events.filter((e) => group.sample.accepts(e)));
+      if (batch.events.length > 0) deliveries.push({ batch, members: [...group.members] });
     }
   }
 

@@ -1,3 +1,4 @@
+import type { HubBatch } from './hub-batch.js';
 import type { HubEvent } from './hub-event.js';
 
 /** Why a stream ended, sent as its last message when the server ends it. */
@@ -12,6 +13,8 @@ export interface StreamSink {
   readonly kind: 'sse' | 'websocket';
   /** Writes an event; false when the transport's buffer is full (the write is still queued in it). */
   send(event: HubEvent): boolean;
+  /** Writes every event of a batch, in order; false as for `send`. */
+  sendBatch(batch: HubBatch): boolean;
   /** Moves the client's resume point without an event (filtered streams). */
   checkpoint(eventId: string): void;
   ping(): void;

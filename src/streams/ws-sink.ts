@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
+import type { HubBatch } from './hub-batch.js';
 import type { HubEvent } from './hub-event.js';
 import type { StreamEnd, StreamSink } from './stream-sink.js';
 import { TickCork } from './tick-cork.js';
@@ -35,6 +36,21 @@ export class WsSink implements StreamSink {
     if (this.closed) return true;
     this.cork.hold();
     this.socket.send(event.wsFrame());
+    return !this.congested();
+  }
+
+  sendBatch(batch: HubBatch): boolean {
+    if (this.closed) return true;
+    // The batch's bytes are whole text frames; they go straight to the socket unless ws itself still holds
+    // frames of its own to write first (it queues them only while compressing, which is off, or reading a
+    // Blob), which keeps every frame in order.
+    const raw = (this.socket as unknown as { _socket?: Socket })._socket;
+    const sender = (this.socket as unknown as { _sender?: { _queue?: unknown[] } })._sender;
+    if (!raw || sender?._queue === undefined || sender._queue.length > 0) {
+      for (const event of batch.events) this.send(event);
+      return !this.congested();
+    }
+    raw.write(batch.wsBytes());
     return !this.congested();
   }
 
