@@ -73,7 +73,7 @@ const receivedNow = () => readers.reduce((n, r) => n + r.received, 0);
 const before = receivedNow();
 latencies.length = 0;
 
-const emitAgent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+const emitAgent = new http.Agent({ keepAlive: true, maxSockets: Number(process.env.EMIT_SOCKETS ?? 32) });
 const emitOne = () =>
   new Promise<void>((resolve) => {
     const body = JSON.stringify({ event_type: 'fan.tick', data: { sent_at: now() } });

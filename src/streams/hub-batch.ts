@@ -9,6 +9,7 @@ interface WsSender {
   ): Buffer[];
 }
 const Sender = (ws as unknown as { Sender: WsSender }).Sender;
+const CRLF = Buffer.from('\r\n');
 const TEXT = { fin: true, rsv1: false, opcode: 1, mask: false, readOnly: false };
 
 /**
@@ -19,6 +20,7 @@ const TEXT = { fin: true, rsv1: false, opcode: 1, mask: false, readOnly: false }
  */
 export class HubBatch {
   private sse: Buffer | undefined;
+  private sseChunked: Buffer | undefined;
   private ws: Buffer | undefined;
 
   constructor(readonly events: readonly HubEvent[]) {}
@@ -30,6 +32,15 @@ export class HubBatch {
   sseBytes(): Buffer {
     this.sse ??= Buffer.from(this.events.map((e) => e.sseFrame()).join(''));
     return this.sse;
+  }
+
+  /** The SSE frames as one HTTP/1.1 chunk (`size CRLF data CRLF`), for a response in chunked encoding. */
+  sseChunk(): Buffer {
+    if (!this.sseChunked) {
+      const data = this.sseBytes();
+      this.sseChunked = Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, CRLF]);
+    }
+    return this.sseChunked;
   }
 
   wsBytes(): Buffer {

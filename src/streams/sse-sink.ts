@@ -7,6 +7,8 @@ import { TickCork } from './tick-cork.js';
 // How long a client that is not reading gets to take its final message before it is cut off: long enough
 // for a stalled reader to learn its resume point, short on shutdown so closing is not held up.
 const END_GRACE_MS = { overflow: 15_000, shutdown: 1000, none: 1000 } as const;
+// Above this many queued bytes the client counts as congested (as for WebSockets).
+const HIGH_WATER = 64 * 1024;
 
 /** Server-sent events over a hijacked response: `id:`/`event:`/`data:` frames, `: ping` comments. */
 export class SseSink implements StreamSink {
@@ -33,8 +35,15 @@ export class SseSink implements StreamSink {
 
   sendBatch(batch: HubBatch): boolean {
     if (this.closed) return true;
-    // One write (Node's HTTP layer corks a chunk's header, data and end itself).
-    return this.res.write(batch.sseBytes());
+    const socket = this.res.socket;
+    // With nothing of its own waiting in the response, the batch goes straight to the socket as one ready-made
+    // HTTP chunk shared by every client: one plain write instead of Node's corked chunk header, data and end
+    // (half the cost per client). Otherwise, and without chunked encoding (HTTP/1.0), through the response.
+    if (!socket || !this.res.chunkedEncoding || this.res.writableLength !== socket.writableLength) {
+      return this.res.write(batch.sseBytes());
+    }
+    socket.write(batch.sseChunk());
+    return !this.congested();
   }
 
   checkpoint(eventId: string): void {
@@ -46,7 +55,7 @@ export class SseSink implements StreamSink {
   }
 
   congested(): boolean {
-    return !this.closed && this.res.writableNeedDrain;
+    return !this.closed && (this.res.writableNeedDrain || this.res.writableLength > HIGH_WATER);
   }
 
   bufferedBytes(): number {
@@ -55,14 +64,18 @@ export class SseSink implements StreamSink {
 
   waitDrain(): Promise<void> {
     if (!this.congested()) return Promise.resolve();
+    // The response says `drain` after its own writes filled the socket, the socket after shared chunks did.
+    const socket = this.res.socket;
     return new Promise((resolve) => {
       const finish = () => {
         this.res.off('drain', finish);
         this.res.off('close', finish);
+        socket?.off('drain', finish);
         resolve();
       };
       this.res.on('drain', finish);
       this.res.on('close', finish);
+      socket?.on('drain', finish);
     });
   }
 
