@@ -1,6 +1,8 @@
 /**
  * Fan-out latency: WebSocket and SSE subscribers on the platform (its own process), events emitted at a fixed
  * rate, and the time from the emit request to each client's receipt (p50, p99, max). Bounded by --duration.
+ * Every client counts what it receives; one in --sample also times it (bench/stream-readers.ts). The CPU both
+ * processes used while it ran is printed too: on a small host the clients can be the limit, not the server.
  *
  *   npm run bench:fanout -- --ws 1000 --sse 1000 --rate 1000 --duration 5
  */
@@ -22,6 +24,8 @@ const { values } = parseArgs({
     mode: { type: 'string', default: 'sqlite' },
     // One connection in this many times its events (all of them count theirs).
     sample: { type: 'string', default: '10' },
+    // Connections the emitter posts over (each carries one emit at a time).
+    'emit-sockets': { type: 'string', default: '32' },
     // One JSON line instead of the table (bench/run-all.ts reads it).
     json: { type: 'boolean', default: false },
   },
@@ -73,7 +77,7 @@ const receivedNow = () => readers.reduce((n, r) => n + r.received, 0);
 const before = receivedNow();
 latencies.length = 0;
 
-const emitAgent = new http.Agent({ keepAlive: true, maxSockets: Number(process.env.EMIT_SOCKETS ?? 32) });
+const emitAgent = new http.Agent({ keepAlive: true, maxSockets: Number(values['emit-sockets']) });
 const emitOne = () =>
   new Promise<void>((resolve) => {
     const body = JSON.stringify({ event_type: 'fan.tick', data: { sent_at: now() } });

@@ -23,7 +23,11 @@ export class HubBatch {
   private sseChunked: Buffer | undefined;
   private ws: Buffer | undefined;
 
-  constructor(readonly events: readonly HubEvent[]) {}
+  constructor(
+    readonly events: readonly HubEvent[],
+    /** The selection the events were matched against (`StreamConnection.audienceKey`). */
+    readonly audienceKey: string,
+  ) {}
 
   get last(): HubEvent {
     return this.events[this.events.length - 1]!;

@@ -148,7 +148,9 @@ export class StreamConnection {
   offerBatch(batch: HubBatch): void {
     if (this.ended || batch.events.length === 0) return;
     const first = batch.events[0]!;
+    // A client that changed its selection since the flush began checks each event against its own.
     if (
+      batch.audienceKey !== this.audienceKey ||
       this.mode !== 'live' ||
       first.sequence <= this.position ||
       this.queue.length > 0 ||

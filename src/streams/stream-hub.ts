@@ -58,7 +58,17 @@ export class StreamHub implements PlatformService, HubAccess {
   private storeCheck: NodeJS.Timeout | undefined;
   private lastStoreSeen = 0;
   private unsubscribe: (() => void) | undefined;
-  private counters = { events: 0, offers: 0, catchups: 0, overflows: 0, gapFills: 0, opened: 0 };
+  private counters = {
+    events: 0,
+    offers: 0,
+    catchups: 0,
+    overflows: 0,
+    gapFills: 0,
+    opened: 0,
+    flushes: 0,
+    flushedEvents: 0,
+    flushMs: 0,
+  };
 
   constructor(
     private readonly bus: EventBus,
@@ -190,6 +200,12 @@ export class StreamHub implements PlatformService, HubAccess {
       catch_ups: this.counters.catchups,
       overflow_closes: this.counters.overflows,
       gap_fills: this.counters.gapFills,
+      // Offers go out in flushes (see flush()): how many, how many events each, how long each wrote for.
+      flushes: this.counters.flushes,
+      average_events_per_flush: this.counters.flushes
+        ? this.counters.flushedEvents / this.counters.flushes
+        : 0,
+      average_flush_ms: this.counters.flushes ? this.counters.flushMs / this.counters.flushes : 0,
       last_sequence: this.sequence,
     };
   }
@@ -352,6 +368,8 @@ export class StreamHub implements PlatformService, HubAccess {
     });
     // Every event taken so far is in this flush or selected by nobody: once written, that is the position.
     this.current = { job, upTo: this.taken, spent: 0 };
+    this.counters.flushes += 1;
+    this.counters.flushedEvents += events.length;
     this.step(slice);
   }
 
@@ -368,6 +386,7 @@ export class StreamHub implements PlatformService, HubAccess {
       return;
     }
     this.current = undefined;
+    this.counters.flushMs += current.spent;
     this.offered = this.pending.length === 0 ? this.taken : current.upTo;
     this.nextFlushAt = ended + current.spent;
     if (this.pending.length > 0) this.scheduleFlush();
@@ -397,7 +416,10 @@ export class StreamHub implements PlatformService, HubAccess {
     }
     for (const group of audience) {
       this.counters.offers += events.length * group.members.size;
-      const batch = new HubBatch(events.filter((e) => group.sample.accepts(e)));
+      const batch = new HubBatch(
+        events.filter((e) => group.sample.accepts(e)),
+        group.key,
+      );
       if (batch.events.length > 0) deliveries.push({ batch, members: [...group.members] });
     }
   }

@@ -46,6 +46,12 @@ describe('many stream clients with the same selection', { timeout: 30_000 }, () 
     await Promise.all([...sseSame, urgent, outsider].map((c) => c.ready));
     await until(() => wsSame.every((c) => c.of('subscribed').length === 1));
 
+    const hub = t.platform.context.registry.get('stream_hub');
+    const flushed = () => {
+      const m = hub.metrics();
+      return { flushes: m.flushes!, events: m.flushes! * m.average_events_per_flush! };
+    };
+    const before = flushed();
     // Emitted all at once, so that several events are committed together and go out in shared writes.
     const emitted = await Promise.all(
       Array.from({ length: BURST }, async (_, i) => {
@@ -81,6 +87,11 @@ describe('many stream clients with the same selection', { timeout: 30_000 }, () 
     for (const c of sseSame) expect(c.events().map((f) => f.id)).toEqual(order);
     for (const c of wsSame) expect(c.of('event').map((m) => m.event.event_id)).toEqual(order);
     for (const c of wsSame) expect(c.of('event')[0].event.data).toHaveProperty('i');
+
+    // They went out several to a flush (one write per client for each), not one flush per event.
+    const after = flushed();
+    expect(after.events - before.events).toBeGreaterThanOrEqual(BURST);
+    expect(after.flushes - before.flushes).toBeLessThan(BURST);
 
     const high = new Set(emitted.filter((_, i) => i % 2 === 0).map((e) => e.event_id));
     await until(() => urgent.events().length === high.size);
