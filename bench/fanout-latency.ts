@@ -129,6 +129,14 @@ const cpu = {
   server: (cpuSeconds(child.pid!) - cpuBefore.server) / elapsed,
   client: (cpuSeconds(process.pid) - cpuBefore.client) / elapsed,
 };
+// The server's own part: from the hub taking an event to the end of the write to its last client.
+const hub = (await (
+  await fetch(`${url}/api/v1/services/stream_hub`, { headers: { authorization: `Bearer ${token}` } })
+).json()) as { data: { metrics: Record<string, number> } };
+const offerDelay = {
+  p50: hub.data.metrics['offer_delay_p50_ms'],
+  p99: hub.data.metrics['offer_delay_p99_ms'],
+};
 for (const reader of readers) reader.close();
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
@@ -142,14 +150,15 @@ const pct = (p: number) =>
 if (values.json) {
   const ms = (p: number) => (latencies.length ? Number(pct(p)) : null);
   process.stdout.write(
-    `${JSON.stringify({ ws: wsCount, sse: sseCount, rate, duration, mode: values.mode, emitted, answered_in_time: answeredInTime, delivered: received, expected, p50_ms: ms(0.5), p99_ms: ms(0.99), max_ms: latencies.at(-1) ?? null, server_cpu: round(cpu.server), client_cpu: round(cpu.client) })}\n`,
+    `${JSON.stringify({ ws: wsCount, sse: sseCount, rate, duration, mode: values.mode, emitted, answered_in_time: answeredInTime, delivered: received, expected, p50_ms: ms(0.5), p99_ms: ms(0.99), max_ms: latencies.at(-1) ?? null, server_cpu: round(cpu.server), client_cpu: round(cpu.client), server_offer_p50_ms: offerDelay.p50, server_offer_p99_ms: offerDelay.p99, events_per_flush: hub.data.metrics['average_events_per_flush'] })}\n`,
   );
   process.exit(0);
 }
 process.stdout.write(
   `\n${wsCount} WebSocket + ${sseCount} SSE subscribers, ${emitted} events at ${rate}/s over ${duration} s (${values.mode})\n\n` +
-    '| delivered | expected | p50 ms | p99 ms | max ms | emits answered in time | server CPU | client CPU |\n' +
-    '|---:|---:|---:|---:|---:|---:|---:|---:|\n' +
-    `| ${received} | ${expected} | ${pct(0.5)} | ${pct(0.99)} | ${latencies.at(-1)?.toFixed(1) ?? '–'} | ${answeredInTime} | ${round(cpu.server)} | ${round(cpu.client)} |\n` +
-    '\n(CPU in cores, from the first emit to the last delivery; emits answered before the last was sent.)\n',
+    '| delivered | expected | p50 ms | p99 ms | max ms | server p50/p99 ms | emits answered in time | server CPU | client CPU |\n' +
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n' +
+    `| ${received} | ${expected} | ${pct(0.5)} | ${pct(0.99)} | ${latencies.at(-1)?.toFixed(1) ?? '–'} | ${offerDelay.p50?.toFixed(1)}/${offerDelay.p99?.toFixed(1)} | ${answeredInTime} | ${round(cpu.server)} | ${round(cpu.client)} |\n` +
+    '\nServer p50/p99: from the hub taking a committed event to the end of its write to the last client.\n' +
+    'CPU in cores, from the first emit to the last delivery; emits answered before the last one was sent.\n',
 );

@@ -96,15 +96,26 @@ const groups: Record<Group, { figures: string[]; run: () => Promise<ResultRow[]>
   },
   fanout: {
     figures: ['fan-out latency'],
-    run: () =>
-      runFanoutCase({
-        ws: Number(values['fanout-ws']),
-        sse: Number(values['fanout-sse']),
-        rate: Number(values['fanout-rate']),
-        duration: Math.min(Number(values['fanout-duration']), 10),
+    // The size, then a tenth of it (clients and rate): what this host carries below saturation.
+    run: async () => {
+      const ws = Number(values['fanout-ws']);
+      const sse = Number(values['fanout-sse']);
+      const rate = Number(values['fanout-rate']);
+      const duration = Math.min(Number(values['fanout-duration']), 10);
+      const full = await runFanoutCase({ ws, sse, rate, duration, log });
+      const tenth = (n: number) => Math.max(1, Math.round(n / 10));
+      const small = await runFanoutCase({
+        ws: tenth(ws),
+        sse: tenth(sse),
+        rate: tenth(rate),
+        duration,
+        id: 'fanout_tenth',
         log,
-      }),
+      });
+      return [...full, ...small];
+    },
   },
+
   webhooks: {
     figures: ['webhook deliveries/s'],
     run: () => runWebhookCases({ duration, log }),

@@ -12,6 +12,9 @@ export class HubEvent {
   private sse: string | undefined;
   private ws: string | undefined;
 
+  /** When the hub took it (performance.now()), for the time it waits for its flush. */
+  readonly takenAt = performance.now();
+
   constructor(
     readonly row: EventsTable,
     private readonly cipher: EventCipher,

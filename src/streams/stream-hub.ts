@@ -5,6 +5,7 @@ import type { EventCipher } from '../events/event-cipher.js';
 import type { EventRow, EventStore } from '../events/event-store.js';
 import type { EventsTable } from '../events/event-tables.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import { LatencyHistogram } from '../metrics/latency-histogram.js';
 import { type AudienceGroup, AudienceGroups } from './audience-groups.js';
 import { HubBatch } from './hub-batch.js';
 import { HubEvent } from './hub-event.js';
@@ -49,7 +50,9 @@ export class StreamHub implements PlatformService, HubAccess {
   private pending: HubEvent[] = [];
   private flushTimer: NodeJS.Immediate | NodeJS.Timeout | undefined;
   /** The flush under way, a slice of connections per turn of the event loop. */
-  private current: { job: HubFlush; upTo: Position; spent: number } | undefined;
+  private current: { job: HubFlush; events: HubEvent[]; upTo: Position; spent: number } | undefined;
+  /** From the hub taking an event to the end of the flush that wrote it to every client selecting it. */
+  private readonly offerDelay = new LatencyHistogram();
   /** A flush that took d ms is followed by the next no sooner than d ms after it (see flush()). */
   private nextFlushAt = 0;
   private ready = false;
@@ -206,6 +209,8 @@ export class StreamHub implements PlatformService, HubAccess {
         ? this.counters.flushedEvents / this.counters.flushes
         : 0,
       average_flush_ms: this.counters.flushes ? this.counters.flushMs / this.counters.flushes : 0,
+      offer_delay_p50_ms: this.offerDelay.quantile(0.5),
+      offer_delay_p99_ms: this.offerDelay.quantile(0.99),
       last_sequence: this.sequence,
     };
   }
@@ -367,7 +372,7 @@ export class StreamHub implements PlatformService, HubAccess {
       c.end();
     });
     // Every event taken so far is in this flush or selected by nobody: once written, that is the position.
-    this.current = { job, upTo: this.taken, spent: 0 };
+    this.current = { job, events, upTo: this.taken, spent: 0 };
     this.counters.flushes += 1;
     this.counters.flushedEvents += events.length;
     this.step(slice);
@@ -387,6 +392,7 @@ export class StreamHub implements PlatformService, HubAccess {
     }
     this.current = undefined;
     this.counters.flushMs += current.spent;
+    for (const event of current.events) this.offerDelay.record(ended - event.takenAt);
     this.offered = this.pending.length === 0 ? this.taken : current.upTo;
     this.nextFlushAt = ended + current.spent;
     if (this.pending.length > 0) this.scheduleFlush();
