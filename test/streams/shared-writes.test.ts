@@ -1,4 +1,3 @@
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 import { RawSse, until, WsClient } from './stream-clients.js';
@@ -29,7 +28,6 @@ describe('many stream clients with the same selection', { timeout: 30_000 }, () 
   beforeAll(async () => {
     t = await startPlatform();
     base = await t.platform.listen();
-    http.globalAgent.maxSockets = 64;
     owner = (await t.createUser('burst-owner', ['user'])).access;
     other = (await t.createUser('burst-other', ['user'])).access;
   });
