@@ -7,12 +7,13 @@
  *   credentials, with a bearer token and with an API key: the difference of the time per request is the
  *   cost of the authentication.
  *
- * One server at a time runs in its own process; the load comes from this one.
+ * The platform and the bare server run in processes of their own, both up during the comparisons and loaded
+ * one at a time, in turns; the load comes from this one.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { httpLoad, type LoadResult } from './http-load.js';
+import { httpLoadInTurns, type LoadResult } from './http-load.js';
 import { spawnJsonChild } from './json-child.js';
 import {
   adminApiKey,
@@ -36,22 +37,33 @@ const LIST_QUERY = '?per_page=20';
 
 export async function runHttpCases(options: HttpCaseOptions): Promise<ResultRow[]> {
   const { duration, connections, log } = options;
-  const load = async (name: string, url: string, headers: Record<string, string> = {}) => {
+  // Each comparison runs its targets in turns (bench/http-load.ts), both servers up at once, one loaded at a
+  // time: a slow spell of the host then weighs on the platform and its baseline alike.
+  const inTurns = async (
+    name: string,
+    targets: Array<{ url: string; headers?: Record<string, string> }>,
+  ): Promise<LoadResult[]> => {
     log(`  ${name}`);
-    const result = await httpLoad({ url, headers, connections, duration });
-    if (result.non2xx > 0 || result.errors > 0)
-      throw new Error(`${name}: ${result.non2xx} non-2xx answers and ${result.errors} errors`);
-    return result;
+    const results = await httpLoadInTurns(targets, { connections, duration });
+    for (const [i, r] of results.entries()) {
+      if (r.non2xx > 0 || r.errors > 0)
+        throw new Error(`${name} (${targets[i]!.url}): ${r.non2xx} non-2xx answers and ${r.errors} errors`);
+    }
+    return results;
   };
 
   const platform = await startPlatformProcess({ runtime: options.runtime });
+  let bare: Awaited<ReturnType<typeof spawnJsonChild<{ url: string }>>> | undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'platform-bench-bodies-'));
   let measured: Record<'status' | 'list' | 'public' | 'jwt' | 'apiKey', LoadResult>;
-  const bodies: Record<string, unknown> = {};
+  let bareStatus: LoadResult;
+  let bareList: LoadResult;
   try {
     const token = await adminToken(platform.url);
     const apiKey = await adminApiKey(platform.url, token);
     const bearer = { authorization: `Bearer ${token}` };
     await seedEvents(platform.url, bearer);
+    const bodies: Record<string, unknown> = {};
     for (const path of ['/api/v1/status', LIST_PATH]) {
       const res = await fetch(`${platform.url}${path}${path === LIST_PATH ? LIST_QUERY : ''}`, {
         headers: bearer,
@@ -59,34 +71,32 @@ export async function runHttpCases(options: HttpCaseOptions): Promise<ResultRow[
       if (res.status !== 200) throw new Error(`GET ${path}: ${res.status}`);
       bodies[path] = await res.json();
     }
-    measured = {
-      status: await load('platform GET /api/v1/status', `${platform.url}/api/v1/status`, bearer),
-      list: await load(
-        `platform GET ${LIST_PATH}${LIST_QUERY}`,
-        `${platform.url}${LIST_PATH}${LIST_QUERY}`,
-        bearer,
-      ),
-      public: await load('platform GET /api/v1/health, no credentials', `${platform.url}/api/v1/health`),
-      jwt: await load('platform GET /api/v1/health, bearer token', `${platform.url}/api/v1/health`, bearer),
-      apiKey: await load('platform GET /api/v1/health, API key', `${platform.url}/api/v1/health`, {
-        'x-api-key': apiKey,
-      }),
-    };
+    const bodiesFile = join(dir, 'bodies.json');
+    writeFileSync(bodiesFile, JSON.stringify(bodies));
+    bare = await spawnJsonChild<{ url: string }>('bare-server.ts', [bodiesFile]);
+    const bareUrl = bare.first.url;
+    let status: LoadResult;
+    let list: LoadResult;
+    [status, bareStatus] = (await inTurns('GET /api/v1/status: platform and bare, in turns', [
+      { url: `${platform.url}/api/v1/status`, headers: bearer },
+      { url: `${bareUrl}/api/v1/status` },
+    ])) as [LoadResult, LoadResult];
+    [list, bareList] = (await inTurns(`GET ${LIST_PATH}${LIST_QUERY}: platform and bare, in turns`, [
+      { url: `${platform.url}${LIST_PATH}${LIST_QUERY}`, headers: bearer },
+      { url: `${bareUrl}${LIST_PATH}${LIST_QUERY}` },
+    ])) as [LoadResult, LoadResult];
+    const [pub, jwt, key] = (await inTurns(
+      'platform GET /api/v1/health without credentials, with a bearer token, with an API key, in turns',
+      [
+        { url: `${platform.url}/api/v1/health` },
+        { url: `${platform.url}/api/v1/health`, headers: bearer },
+        { url: `${platform.url}/api/v1/health`, headers: { 'x-api-key': apiKey } },
+      ],
+    )) as [LoadResult, LoadResult, LoadResult];
+    measured = { status, list, public: pub, jwt, apiKey: key };
   } finally {
     await platform.stop();
-  }
-
-  const dir = mkdtempSync(join(tmpdir(), 'platform-bench-bodies-'));
-  const bodiesFile = join(dir, 'bodies.json');
-  writeFileSync(bodiesFile, JSON.stringify(bodies));
-  const bare = await spawnJsonChild<{ url: string }>('bare-server.ts', [bodiesFile]);
-  let bareStatus: LoadResult;
-  let bareList: LoadResult;
-  try {
-    bareStatus = await load('bare GET /api/v1/status', `${bare.first.url}/api/v1/status`);
-    bareList = await load(`bare GET ${LIST_PATH}${LIST_QUERY}`, `${bare.first.url}${LIST_PATH}${LIST_QUERY}`);
-  } finally {
-    await stopChild(bare.child);
+    if (bare) await stopChild(bare.child);
     rmSync(dir, { recursive: true, force: true });
   }
 

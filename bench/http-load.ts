@@ -1,4 +1,4 @@
-/** One fixed-time autocannon run (this process is the load generator; the server runs in another). */
+/** Fixed-time autocannon runs (this process is the load generator; the servers run in others). */
 import autocannon from 'autocannon';
 
 export interface LoadResult {
@@ -19,25 +19,43 @@ export interface LoadOptions {
   duration: number;
 }
 
-export async function httpLoad(options: LoadOptions): Promise<LoadResult> {
-  const run = (duration: number, connections: number) =>
-    autocannon({
-      url: options.url,
-      method: options.method ?? 'GET',
-      headers: options.headers ?? {},
-      ...(options.body === undefined ? {} : { body: options.body }),
-      connections,
-      duration,
-    });
-  // A short warm-up first, so the JIT, pools and caches are settled before the measured run.
-  await run(1, Math.min(8, options.connections));
-  const result = await run(options.duration, options.connections);
-  return {
-    rps: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    requests: result.requests.total,
-  };
+const run = (options: Omit<LoadOptions, 'duration' | 'connections'>, duration: number, connections: number) =>
+  autocannon({
+    url: options.url,
+    method: options.method ?? 'GET',
+    headers: options.headers ?? {},
+    ...(options.body === undefined ? {} : { body: options.body }),
+    connections,
+    duration,
+  });
+
+/**
+ * Several targets measured in turns — one second each, round after round, `duration` seconds each in all —
+ * so that a slow spell of a shared host falls on all of them alike instead of on whichever ran then. The rate
+ * is every request of a target over its seconds; p50 and p99 are the medians of its rounds'.
+ */
+export async function httpLoadInTurns(
+  targets: Array<Omit<LoadOptions, 'duration' | 'connections'>>,
+  options: { connections: number; duration: number },
+): Promise<LoadResult[]> {
+  for (const target of targets) await run({ ...target, ...options }, 1, Math.min(8, options.connections));
+  const rounds = targets.map(() => [] as autocannon.Result[]);
+  for (let round = 0; round < Math.max(1, Math.round(options.duration)); round++) {
+    for (const [i, target] of targets.entries()) {
+      rounds[i]!.push(await run({ ...target, ...options }, 1, options.connections));
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  return rounds.map((results) => {
+    const requests = results.reduce((n, r) => n + r.requests.total, 0);
+    const seconds = results.reduce((n, r) => n + r.duration, 0);
+    return {
+      rps: Math.round(requests / seconds),
+      p50: median(results.map((r) => r.latency.p50)),
+      p99: median(results.map((r) => r.latency.p99)),
+      non2xx: results.reduce((n, r) => n + r.non2xx, 0),
+      errors: results.reduce((n, r) => n + r.errors, 0),
+      requests,
+    };
+  });
 }
