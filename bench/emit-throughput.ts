@@ -1,7 +1,7 @@
 /**
  * Emit throughput: 64 concurrent keep-alive clients POSTing events for a fixed time, against a bare Fastify
- * route and against the platform on SQLite and on PostgreSQL, measured in the same run. Each server runs in
- * its own process; the load (autocannon) runs in this one.
+ * route and against the platform on SQLite and on PostgreSQL, measured in the same run, in turns of 1 s. Each
+ * server runs in its own process; the load (autocannon) runs in this one.
  *
  *   npm run bench:events                       # every case, 10 s each
  *   npm run bench:events -- --duration 5 sqlite
@@ -9,8 +9,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import pg from 'pg';
+import { httpLoadInTurns } from './http-load.js';
 import { benchNodeArgs } from './platform-process.js';
 
 const { values, positionals } = parseArgs({
@@ -81,53 +81,43 @@ async function postgresReachable(): Promise<boolean> {
   }
 }
 
-async function load(name: string, url: string, token: string): Promise<Row> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (token) headers['authorization'] = `Bearer ${token}`;
-  const result = await autocannon({
-    url: `${url}/api/v1/events`,
-    method: 'POST',
-    headers,
-    body,
-    connections,
-    duration,
-  });
-  return {
-    name,
-    rps: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-  };
-}
-
+// Every server is started first; then they are loaded in turns, 1 s each, `duration` rounds
+// (bench/http-load.ts), so that a slow spell of a shared host weighs on the platform and the bare route alike.
+const servers: Array<{ name: string; child: ChildProcess; url: string; token: string }> = [];
 const rows: Row[] = [];
-for (const mode of cases) {
-  if (mode === 'postgres' && !(await postgresReachable())) {
-    process.stdout.write('postgres: not reachable, skipped\n');
-    continue;
+try {
+  for (const mode of cases) {
+    if (mode === 'postgres' && !(await postgresReachable())) {
+      process.stdout.write('postgres: not reachable, skipped\n');
+      continue;
+    }
+    const server = await start(mode);
+    servers.push({ name: mode === 'bare' ? 'bare fastify route' : `platform (${mode})`, ...server });
   }
-  const server = await start(mode);
-  try {
-    // A short warm-up so JIT and pools are settled before the measured run.
-    await autocannon({
+  const results = await httpLoadInTurns(
+    servers.map((server) => ({
       url: `${server.url}/api/v1/events`,
-      method: 'POST',
+      method: 'POST' as const,
       body,
-      duration: 1,
-      connections: 8,
       headers: {
         'content-type': 'application/json',
         ...(server.token ? { authorization: `Bearer ${server.token}` } : {}),
       },
+    })),
+    { connections, duration },
+  );
+  for (const [i, r] of results.entries()) {
+    rows.push({
+      name: servers[i]!.name,
+      rps: r.rps,
+      p50: r.p50,
+      p99: r.p99,
+      non2xx: r.non2xx,
+      errors: r.errors,
     });
-    rows.push(
-      await load(mode === 'bare' ? 'bare fastify route' : `platform (${mode})`, server.url, server.token),
-    );
-  } finally {
-    await stop(server.child);
   }
+} finally {
+  for (const server of servers) await stop(server.child);
 }
 
 const bare = rows.find((r) => r.name === 'bare fastify route');
@@ -143,5 +133,7 @@ if (values.json) {
   process.stdout.write(`${JSON.stringify({ connections, duration, body_bytes: body.length, rows })}\n`);
   process.exit(0);
 }
-process.stdout.write(`\n${connections} connections, ${duration} s per case, body ${body.length} bytes\n\n`);
+process.stdout.write(
+  `\n${connections} connections, ${duration} s per case in 1-s turns, body ${body.length} bytes\n\n`,
+);
 process.stdout.write(`${table.join('\n')}\n`);
