@@ -26,6 +26,15 @@ const BATCH_BYTES = 64 * 1024;
 // Connections written to per turn of the event loop during a flush (about 2 ms of writes).
 const WRITES_PER_TURN = 256;
 
+/** The length of an event's WebSocket message, or 0 when it cannot be built (its write fails later, alone). */
+function frameSize(event: HubEvent): number {
+  try {
+    return event.wsFrame().length;
+  } catch {
+    return 0;
+  }
+}
+
 interface Position {
   sequence: number;
   eventId: string | null;
@@ -404,7 +413,7 @@ export class StreamHub implements PlatformService, HubAccess {
     let from = 0;
     let bytes = 0;
     for (let i = 0; i <= events.length; i++) {
-      const size = i < events.length ? events[i]!.wsFrame().length : 0;
+      const size = i < events.length ? frameSize(events[i]!) : 0;
       if (i === events.length || (i > from && (i - from === BATCH_EVENTS || bytes + size > BATCH_BYTES))) {
         this.planChunk(events.slice(from, i), deliveries);
         from = i;
@@ -422,11 +431,18 @@ export class StreamHub implements PlatformService, HubAccess {
     }
     for (const group of audience) {
       this.counters.offers += events.length * group.members.size;
-      const batch = new HubBatch(
-        events.filter((e) => group.sample.accepts(e)),
-        group.key,
-      );
-      if (batch.events.length > 0) deliveries.push({ batch, members: [...group.members] });
+      let selected: HubEvent[];
+      try {
+        selected = events.filter((e) => group.sample.accepts(e));
+      } catch (err) {
+        // An event that cannot be read (its data not decodable) fails its clients, not the hub: they end,
+        // with their resume point, as a connection whose write fails does.
+        this.log.warn({ err }, 'a stream connection failed');
+        for (const c of [...group.members]) c.end();
+        continue;
+      }
+      if (selected.length > 0)
+        deliveries.push({ batch: new HubBatch(selected, group.key), members: [...group.members] });
     }
   }
 
