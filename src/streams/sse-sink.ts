@@ -1,14 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { HubBatch } from './hub-batch.js';
 import type { HubEvent } from './hub-event.js';
-import type { StreamEnd, StreamSink } from './stream-sink.js';
+import { CONGESTED_BYTES, type StreamEnd, type StreamSink } from './stream-sink.js';
 import { TickCork } from './tick-cork.js';
 
 // How long a client that is not reading gets to take its final message before it is cut off: long enough
 // for a stalled reader to learn its resume point, short on shutdown so closing is not held up.
 const END_GRACE_MS = { overflow: 15_000, shutdown: 1000, none: 1000 } as const;
-// Above this many queued bytes the client counts as congested (as for WebSockets).
-const HIGH_WATER = 64 * 1024;
 
 /** Server-sent events over a hijacked response: `id:`/`event:`/`data:` frames, `: ping` comments. */
 export class SseSink implements StreamSink {
@@ -55,7 +53,7 @@ export class SseSink implements StreamSink {
   }
 
   congested(): boolean {
-    return !this.closed && (this.res.writableNeedDrain || this.res.writableLength > HIGH_WATER);
+    return !this.closed && (this.res.writableNeedDrain || this.res.writableLength > CONGESTED_BYTES);
   }
 
   bufferedBytes(): number {

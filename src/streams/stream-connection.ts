@@ -159,13 +159,7 @@ export class StreamConnection {
       for (const event of batch.events) this.offer(event);
       return;
     }
-    const flowing = this.sink.sendBatch(batch);
-    const last = batch.last;
-    this.position = last.sequence;
-    this.positionId = last.id;
-    this.announced = last.sequence;
-    this.delivered += batch.events.length;
-    if (!flowing) this.awaitDrain();
+    this.wrote(batch.last, batch.events.length, this.sink.sendBatch(batch));
   }
 
   /** Periodic work: the lag limit, heartbeats and checkpoints. */
@@ -223,11 +217,15 @@ export class StreamConnection {
   }
 
   private write(event: HubEvent): void {
-    const flowing = this.sink.send(event);
-    this.position = event.sequence;
-    this.positionId = event.id;
-    this.announced = event.sequence;
-    this.delivered += 1;
+    this.wrote(event, 1, this.sink.send(event));
+  }
+
+  /** After `count` events up to `last` went to the sink: the position moves on; a full sink is waited for. */
+  private wrote(last: HubEvent, count: number, flowing: boolean): void {
+    this.position = last.sequence;
+    this.positionId = last.id;
+    this.announced = last.sequence;
+    this.delivered += count;
     if (!flowing) this.awaitDrain();
   }
 

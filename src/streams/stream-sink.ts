@@ -1,6 +1,9 @@
 import type { HubBatch } from './hub-batch.js';
 import type { HubEvent } from './hub-event.js';
 
+/** Above this many queued bytes a client counts as congested (a stream's usual high-water mark), either transport. */
+export const CONGESTED_BYTES = 64 * 1024;
+
 /** Why a stream ended, sent as its last message when the server ends it. */
 export interface StreamEnd {
   reason: 'overflow' | 'shutdown';

@@ -2,11 +2,9 @@ import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { HubBatch } from './hub-batch.js';
 import type { HubEvent } from './hub-event.js';
-import type { StreamEnd, StreamSink } from './stream-sink.js';
+import { CONGESTED_BYTES, type StreamEnd, type StreamSink } from './stream-sink.js';
 import { TickCork } from './tick-cork.js';
 
-// Above this many queued bytes the socket counts as congested (the same as a stream's default high-water mark).
-const HIGH_WATER = 64 * 1024;
 const DRAIN_POLL_MS = 20;
 
 /** WebSocket messages: `{message_type: 'event', event}`, `checkpoint`, and protocol-level pings. */
@@ -70,7 +68,7 @@ export class WsSink implements StreamSink {
   }
 
   congested(): boolean {
-    return !this.closed && this.socket.bufferedAmount > HIGH_WATER;
+    return !this.closed && this.socket.bufferedAmount > CONGESTED_BYTES;
   }
 
   bufferedBytes(): number {

@@ -44,12 +44,18 @@ describe('many stream clients with the same selection', { timeout: 30_000 }, () 
     await Promise.all([...sseSame, urgent, outsider].map((c) => c.ready));
     await until(() => wsSame.every((c) => c.of('subscribed').length === 1));
 
-    const hub = t.platform.context.registry.get('stream_hub');
-    const flushed = () => {
-      const m = hub.metrics();
-      return { flushes: m.flushes!, events: m.flushes! * m.average_events_per_flush! };
+    // The hub's figures, as an operator reads them.
+    const admin = await t.adminToken();
+    const hubMetrics = async () => {
+      const res = await t.request('GET', '/api/v1/services/stream_hub', { token: admin });
+      expect(res.statusCode).toBe(200);
+      return res.data.data.metrics as Record<string, number>;
     };
-    const before = flushed();
+    const flushed = async () => {
+      const m = await hubMetrics();
+      return { flushes: m['flushes']!, events: m['flushes']! * m['average_events_per_flush']! };
+    };
+    const before = await flushed();
     // Emitted all at once, so that several events are committed together and go out in shared writes.
     const emitted = await Promise.all(
       Array.from({ length: BURST }, async (_, i) => {
@@ -87,9 +93,14 @@ describe('many stream clients with the same selection', { timeout: 30_000 }, () 
     for (const c of wsSame) expect(c.of('event')[0].event.data).toHaveProperty('i');
 
     // They went out several to a flush (one write per client for each), not one flush per event.
-    const after = flushed();
+    const after = await flushed();
     expect(after.events - before.events).toBeGreaterThanOrEqual(BURST);
     expect(after.flushes - before.flushes).toBeLessThan(BURST);
+    // Their time was measured: writing took some, and waiting for the write at least as long at p99 as at p50.
+    const m = await hubMetrics();
+    expect(m['average_flush_ms']).toBeGreaterThan(0);
+    expect(m['offer_delay_p50_ms']).toBeGreaterThan(0);
+    expect(m['offer_delay_p99_ms']).toBeGreaterThanOrEqual(m['offer_delay_p50_ms']!);
 
     const high = new Set(emitted.filter((_, i) => i % 2 === 0).map((e) => e.event_id));
     await until(() => urgent.events().length === high.size);

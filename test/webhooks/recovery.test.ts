@@ -10,15 +10,26 @@ describe('deliveries across stops, restarts and dead instances', { timeout: 40_0
     for (const fn of cleanup.splice(0).reverse()) await fn();
   });
 
-  const outbox = (t: TestPlatform) =>
-    t.platform.context.database.db.selectFrom('event_outbox').select(['id', 'event_id', 'status']).execute();
-
-  it('makes every pending delivery after the platform is closed mid-delivery and started again', async () => {
+  /** A target that holds every request open until `release()`, then answers 200. */
+  const hangingReceiver = async () => {
     const receiver = new Receiver();
     await receiver.start();
     cleanup.push(() => receiver.close());
     let hang = true;
     receiver.respond = () => (hang ? { hang: true } : {});
+    return {
+      receiver,
+      release: () => {
+        hang = false;
+      },
+    };
+  };
+
+  const outbox = (t: TestPlatform) =>
+    t.platform.context.database.db.selectFrom('event_outbox').select(['id', 'event_id', 'status']).execute();
+
+  it('makes every pending delivery after the platform is closed mid-delivery and started again', async () => {
+    const { receiver, release } = await hangingReceiver();
 
     const first = await startPlatform(FAST_WEBHOOKS);
     cleanup.push(() => first.close());
@@ -35,7 +46,7 @@ describe('deliveries across stops, restarts and dead instances', { timeout: 40_0
     await first.platform.close();
 
     // Leases last 60 s: deliveries made within the 10 s below prove the stopped instance handed its rows back.
-    hang = false;
+    release();
     const second = await startPlatform(FAST_WEBHOOKS, { storage: first.storage });
     cleanup.push(() => second.close());
     await until(
@@ -106,11 +117,7 @@ describe('deliveries across stops, restarts and dead instances', { timeout: 40_0
     expect(Date.now()).toBeGreaterThanOrEqual(now + 1500);
   });
   it('delivers a backlog highest priority first, and in emission order within a priority', async () => {
-    const receiver = new Receiver();
-    await receiver.start();
-    cleanup.push(() => receiver.close());
-    let hang = true;
-    receiver.respond = () => (hang ? { hang: true } : {});
+    const { receiver, release } = await hangingReceiver();
     // One delivery at a time: the target sees them in the order the dispatcher sends them.
     const config = { webhooks: { ...FAST_WEBHOOKS.webhooks, max_concurrency_per_subscription: 1 } };
     const first = await startPlatform(config);
@@ -128,7 +135,7 @@ describe('deliveries across stops, restarts and dead instances', { timeout: 40_0
     await until(() => receiver.requests.length >= 1, 'the first delivery in flight');
     // Stopped while the first hangs: every row is handed back, and the restart finds the whole backlog due.
     await first.platform.close();
-    hang = false;
+    release();
     const before = receiver.requests.length;
     const second = await startPlatform(config, { storage: first.storage });
     cleanup.push(() => second.close());
