@@ -238,8 +238,9 @@ async function assemble(
   await registerOpenApi(app, PLATFORM_VERSION);
   await app.register(websocket, { options: { maxPayload: 1_048_576 } });
   registerRequestGates(app, { blockedIps, auth, rateLimiter: new RateLimiter(shared, cfg), maintenance });
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   registerRequestMetrics(app, metrics.requests);
   // Requests wait at this gate while services restart in-process (services API, system restart).

@@ -150,17 +150,10 @@ export class EventService {
         correlation_id: metadata.correlation_id,
         expires_at: expiresAt,
         subscriber_count: subscriptionIds.length + live,
+        emitted_by: origin.emitter?.username ?? facts.source,
+        durable_subscribers: subscriptionIds.length,
       },
       subscriptionIds,
-      actor: origin.emitter?.username ?? facts.source,
-      auditDetails: {
-        source: facts.source,
-        priority: facts.priority,
-        security_level: securityLevel,
-        durable_subscribers: subscriptionIds.length,
-        live_subscribers: live,
-        request_id: origin.requestId,
-      },
       startedAt,
     });
   }
@@ -173,13 +166,14 @@ export class EventService {
 
   async auditTrail(eventId: string, reader: Reader) {
     const row = await this.readable(eventId, reader, { allowExpired: true });
-    const entries = await this.deps.store.auditTrail(row.event_id);
-    return entries.map((e) => ({
+    const stored = (await this.deps.store.auditTrail(row.event_id)).map((e) => ({
       timestamp: e.timestamp,
       action: e.action,
       actor: e.actor,
       details: JSON.parse(e.details) as Record<string, unknown>,
     }));
+    const emitted = emittedEntry(row);
+    return emitted ? [emitted, ...stored] : stored;
   }
 
   async list(query: Omit<EventQuery, 'now' | 'reader'>, reader: Reader) {
@@ -209,6 +203,26 @@ export class EventService {
     }
     return row;
   }
+}
+
+/** The `event_emitted` audit entry, read from the event row (null for rows older than migration 0011). */
+function emittedEntry(row: EventsTable) {
+  if (row.emitted_by === null || row.durable_subscribers === null) return null;
+  const durable = Number(row.durable_subscribers);
+  return {
+    timestamp: row.timestamp,
+    action: 'event_emitted',
+    actor: row.emitted_by,
+    details: {
+      source: row.source,
+      priority: row.priority,
+      security_level: row.security_level,
+      durable_subscribers: durable,
+      live_subscribers: row.subscriber_count - durable,
+      request_id: (JSON.parse(row.metadata) as { request_id?: string }).request_id ?? null,
+      sequence: Number(row.sequence),
+    },
+  };
 }
 
 const eventNotFound = (eventId: string) =>

@@ -20,6 +20,13 @@ export interface EventsTable {
   expires_at: string | null;
   subscriber_count: number;
   processing_time_ms: number;
+  /**
+   * The `event_emitted` entry of the audit trail: its actor (the emitting user's name, else the source) and
+   * the durable subscriptions the event was written for. Null for events stored before migration 0011, whose
+   * entry is an `event_audit` row.
+   */
+  emitted_by: string | null;
+  durable_subscribers: number | null;
 }
 
 export interface SubscriptionsTable {
@@ -121,6 +128,8 @@ export const INSERT_COLUMNS = {
     'expires_at',
     'subscriber_count',
     'processing_time_ms',
+    'emitted_by',
+    'durable_subscribers',
   ],
   event_outbox: [
     'id',

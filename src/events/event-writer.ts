@@ -11,8 +11,6 @@ import { type EventsTable, INSERT_COLUMNS } from './event-tables.js';
 export interface EventDraft {
   row: Omit<EventsTable, 'sequence' | 'processing_time_ms'>;
   subscriptionIds: readonly string[];
-  actor: string;
-  auditDetails: Record<string, unknown>;
   /** `performance.now()` when the emit began; the stored processing time runs from here to the write. */
   startedAt: number;
 }
@@ -30,8 +28,8 @@ const MAX_BATCH = 256;
 const MAX_OUTBOX_IN_ONE_STATEMENT = 2000;
 
 /**
- * Writes events in one transaction each batch: the next sequence numbers, the events, their outbox rows and
- * their first audit entries. Emits that arrive while a batch commits wait and go together in the next one
+ * Writes events in one transaction each batch: the next sequence numbers, the events and their outbox rows
+ * (an event's `event_emitted` audit entry is read from its row). Emits that arrive while a batch commits wait and go together in the next one
  * (group commit), so the sequence lock is taken once per batch rather than once per event.
  *
  * PostgreSQL: the sequence is read under a transaction-scoped advisory lock, so numbers follow commit order
@@ -146,38 +144,25 @@ export class EventWriter {
         updated_at: stamp,
       })),
     );
-    const audit = batch.map((p, i) => ({
-      id: newId('aud'),
-      event_id: rows[i]!.event_id,
-      timestamp: rows[i]!.timestamp,
-      action: 'event_emitted',
-      actor: p.draft.actor,
-      details: JSON.stringify(extend(p.draft.auditDetails, { sequence: rows[i]!.sequence })),
-    }));
     // An event with no durable subscriber has nothing left to do once committed (live clients get it from
     // the commit, or from the store when they resume): it is stored `processed`, while the emitter and the
     // live streams see it as it was emitted.
     const stored = rows.map((row, i) =>
       batch[i]!.draft.subscriptionIds.length === 0 ? extend(row, { status: 'processed' }) : row,
     );
-    if (this.dialect === 'postgres' && outbox.length <= MAX_OUTBOX_IN_ONE_STATEMENT) {
-      // One round trip for the three inserts (data-modifying CTEs): every round trip is made under the
-      // sequence lock, and each waits its turn in a busy event loop. Foreign keys are checked at the end of
-      // the statement, when the events are there.
-      const withEvents = trx.with('stored_events', (db) => db.insertInto('events').values(stored));
-      if (outbox.length === 0) await withEvents.insertInto('event_audit').values(audit).execute();
-      else {
-        await withEvents
-          .with('stored_outbox', (db) => db.insertInto('event_outbox').values(outbox))
-          .insertInto('event_audit')
-          .values(audit)
-          .execute();
-      }
+    if (this.dialect === 'postgres' && outbox.length > 0 && outbox.length <= MAX_OUTBOX_IN_ONE_STATEMENT) {
+      // One round trip for both inserts (a data-modifying CTE): every round trip is made under the sequence
+      // lock, and each waits its turn in a busy event loop. Foreign keys are checked at the end of the
+      // statement, when the events are there.
+      await trx
+        .with('stored_events', (db) => db.insertInto('events').values(stored))
+        .insertInto('event_outbox')
+        .values(outbox)
+        .execute();
       return rows;
     }
     await insertRows(trx, this.dialect, 'events', INSERT_COLUMNS.events, stored);
     await insertRows(trx, this.dialect, 'event_outbox', INSERT_COLUMNS.event_outbox, outbox);
-    await insertRows(trx, this.dialect, 'event_audit', INSERT_COLUMNS.event_audit, audit);
     return rows;
   }
 }

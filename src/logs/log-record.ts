@@ -13,17 +13,11 @@ export function levelName(value: number): LogLevelName {
   return 'DEBUG';
 }
 
-let sequence = 0;
-
 /**
- * `log_` + the time-sortable id body with a per-process counter after its millisecond part, so records
- * logged within one millisecond still sort in the order they were written (newest first means newest).
+ * `log_` + a time-sortable id: records logged within one millisecond still sort in the order they were
+ * written (newest first means newest), since ids of one process are ordered within a millisecond too.
  */
-export function logId(): string {
-  sequence = (sequence + 1) % 32 ** 5;
-  const id = newId('log');
-  return `${id.slice(0, 14)}${sequence.toString(32).padStart(5, '0')}${id.slice(14)}`;
-}
+export const logId = (): string => newId('log');
 
 const MAX_MESSAGE = 8192;
 const MAX_METADATA = 32_768;

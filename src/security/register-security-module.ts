@@ -30,7 +30,10 @@ export function registerSecurityModule(
   const scans = new ScanStore(db);
   const scanner = new SecurityScanner({ db, store: scans, config: ctx.cfg, log, tasks });
   ctx.onClose(() => scanner.drain());
-  ctx.app.addHook('onResponse', async (_request, reply) => monitor.observeResponse(reply.statusCode));
+  ctx.app.addHook('onResponse', (_request, reply, done) => {
+    monitor.observeResponse(reply.statusCode);
+    done();
+  });
   registerSecurityRoutes(ctx.app, { db, audit: ctx.audit, alerts, scans, scanner, failedLogins });
   registerAlertRoutes(ctx.app, { alerts, audit: ctx.audit });
   return { alerts, monitor, scanner };

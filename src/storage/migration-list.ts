@@ -9,6 +9,7 @@ import * as webhooks from './migrations/0007-webhooks.js';
 import * as plugins from './migrations/0008-plugins.js';
 import * as eventExpiryIndex from './migrations/0009-event-expiry-index.js';
 import * as outboxClaimOrder from './migrations/0010-outbox-claim-order.js';
+import * as eventEmitRecord from './migrations/0011-event-emit-record.js';
 
 /**
  * Every migration, in order. Feature modules add their own file under `storage/migrations/` and a line here;
@@ -25,4 +26,5 @@ export const migrationList: Record<string, Migration> = {
   '0008-plugins': plugins,
   '0009-event-expiry-index': eventExpiryIndex,
   '0010-outbox-claim-order': outboxClaimOrder,
+  '0011-event-emit-record': eventEmitRecord,
 };

@@ -21,24 +21,40 @@ export class RestartGate {
   constructor(private readonly options: { holdMs: () => number; drainMs: () => number }) {}
 
   register(app: App): void {
-    app.addHook('onRequest', async (request) => {
-      if (isExempt(request)) return;
-      while (this.closed !== undefined) {
-        if (!(await within(this.closed, this.options.holdMs()))) {
-          throw new AppError(
-            'SERVICE_UNAVAILABLE',
-            'The platform is restarting its services; retry shortly',
-            {
-              headers: { 'retry-after': '5' },
-            },
-          );
-        }
+    app.addHook('onRequest', (request, _reply, done) => {
+      // Callback form: almost every request passes straight through, without a promise.
+      if (isExempt(request)) return done();
+      if (this.closed === undefined) {
+        this.enter(request);
+        return done();
       }
-      this.inFlight += 1;
-      this.counted.add(request);
+      this.hold(request).then(() => done(), done);
     });
-    app.addHook('onResponse', async (request) => this.leave(request));
-    app.addHook('onRequestAbort', async (request) => this.leave(request));
+    app.addHook('onResponse', (request, _reply, done) => {
+      this.leave(request);
+      done();
+    });
+    app.addHook('onRequestAbort', (request, done) => {
+      this.leave(request);
+      done();
+    });
+  }
+
+  private enter(request: FastifyRequest): void {
+    this.inFlight += 1;
+    this.counted.add(request);
+  }
+
+  /** Holds a request while a restart runs; refuses it if the restart outlasts the hold time. */
+  private async hold(request: FastifyRequest): Promise<void> {
+    while (this.closed !== undefined) {
+      if (!(await within(this.closed, this.options.holdMs()))) {
+        throw new AppError('SERVICE_UNAVAILABLE', 'The platform is restarting its services; retry shortly', {
+          headers: { 'retry-after': '5' },
+        });
+      }
+    }
+    this.enter(request);
   }
 
   /** True while a restart holds new requests. */

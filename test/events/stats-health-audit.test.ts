@@ -109,18 +109,61 @@ describe('event statistics, health and audit trail', { timeout: 20_000 }, () => 
   it('gives admins the audit trail of an event; others get 403 ADMIN_REQUIRED', async () => {
     const res = await t.request('GET', `/api/v1/events/${firstId}/audit`, { token: admin });
     expect(res.statusCode).toBe(200);
+    const event = await t.request('GET', `/api/v1/events/${firstId}`, { token: admin });
     expect(res.data.data.audit_trail).toEqual([
-      expect.objectContaining({
+      {
+        timestamp: event.data.data.event.timestamp,
         action: 'event_emitted',
         actor: 'counter',
-        details: expect.objectContaining({ source: 'one', priority: 5 }),
-      }),
+        details: {
+          source: 'one',
+          priority: 5,
+          security_level: 'internal',
+          durable_subscribers: 0,
+          live_subscribers: 0,
+          request_id: event.data.data.event.metadata.request_id,
+          sequence: event.data.data.event.sequence,
+        },
+      },
     ]);
     const denied = await t.request('GET', `/api/v1/events/${firstId}/audit`, { token: user.access });
     expect(denied.statusCode).toBe(403);
     expect(denied.data.error.code).toBe('ADMIN_REQUIRED');
     const missing = await t.request('GET', '/api/v1/events/evt_none/audit', { token: admin });
     expect(missing.statusCode).toBe(404);
+  });
+
+  it('still shows the stored emit entry of an event written before the emit record moved onto the event row', async () => {
+    // Events stored before migration 0011 have no emitted_by and an event_emitted row of their own.
+    const res = await t.request('POST', '/api/v1/events', {
+      token: user.access,
+      body: { event_type: 'stat.old' },
+    });
+    const id = res.data.data.event.event_id as string;
+    const db = t.platform.context.database.db;
+    await db
+      .updateTable('events')
+      .set({ emitted_by: null, durable_subscribers: null })
+      .where('event_id', '=', id)
+      .execute();
+    const entry = {
+      id: 'aud_legacy',
+      event_id: id,
+      timestamp: res.data.data.event.timestamp as string,
+      action: 'event_emitted',
+      actor: 'legacy-actor',
+      details: JSON.stringify({ source: 'api', sequence: 1 }),
+    };
+    await db.insertInto('event_audit').values(entry).execute();
+    const audit = await t.request('GET', `/api/v1/events/${id}/audit`, { token: admin });
+    expect(audit.data.data.audit_trail).toEqual([
+      {
+        timestamp: entry.timestamp,
+        action: 'event_emitted',
+        actor: 'legacy-actor',
+        details: { source: 'api', sequence: 1 },
+      },
+    ]);
   });
 });
 
