@@ -41,12 +41,14 @@ export class DatabaseService implements PlatformService {
 
   metrics(): Record<string, number> {
     const pool = this.database.pool();
+    const wal = this.database.walCheckpoints?.();
     return {
       response_time_ms: round(this.lastPingMs),
       pool_active: pool.active,
       pool_idle: pool.idle,
       pool_total: pool.total,
       pool_waiting: pool.waiting,
+      ...(wal ? { wal_checkpoints: wal.checkpoints, wal_checkpointed_pages: wal.pages } : {}),
     };
   }
 

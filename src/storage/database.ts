@@ -16,5 +16,10 @@ export interface Database {
    * Caches of query results (the event list's pages) are valid only while it stays the same.
    */
   changeStamp(): string | undefined;
+  /**
+   * SQLite: what the checkpointer thread has done (src/storage/sqlite/wal-checkpointer.ts), counted as it
+   * reported it. Absent for PostgreSQL and in-memory databases.
+   */
+  walCheckpoints?(): { checkpoints: number; pages: number };
   close(): Promise<void>;
 }

@@ -4,6 +4,7 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Database } from '../database.js';
 import type { Tables } from '../tables.js';
 import { withStatementCache } from './statement-cache.js';
+import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer.js';
 
 export function createSqliteDatabase(file: string): Database {
   const sqlite = new BetterSqlite3(file);
@@ -12,6 +13,9 @@ export function createSqliteDatabase(file: string): Database {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
+  // Checkpoints run on a thread of their own; this connection's are the fallback (see WalCheckpointer).
+  const checkpointer = sqlite.memory ? undefined : new WalCheckpointer(file);
+  if (checkpointer) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   let closed = false;
   // Rows this connection changed (committed or not: a read waits for an open transaction anyway), its
@@ -28,10 +32,14 @@ export function createSqliteDatabase(file: string): Database {
       return performance.now() - start;
     },
     changeStamp: () => (closed ? undefined : `${changes.get()}:${schemaVersion.get()}:${dataVersion.get()}`),
+    ...(checkpointer
+      ? { walCheckpoints: () => ({ checkpoints: checkpointer.checkpoints, pages: checkpointer.pages }) }
+      : {}),
     pool: () => ({ active: 0, idle: closed ? 0 : 1, total: closed ? 0 : 1, waiting: 0 }),
     async close() {
       if (closed) return;
       closed = true;
+      await checkpointer?.stop();
       await db.destroy();
     },
   };

@@ -1,0 +1,46 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+
+describe('SQLite checkpoints on their own thread', { timeout: 20_000 }, () => {
+  let t: TestPlatform;
+  let admin: string;
+
+  beforeAll(async () => {
+    t = await startPlatform();
+    admin = await t.adminToken();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('copies committed writes into the database file without the writer doing it, and reports what it did', async () => {
+    const metrics = async () =>
+      (await t.request('GET', '/api/v1/services/database', { token: admin })).data.data.metrics;
+    if (t.backend !== 'sqlite') {
+      // PostgreSQL has no WAL file of ours to checkpoint: no figure rather than an invented zero.
+      expect((await metrics()).wal_checkpoints).toBeUndefined();
+      return;
+    }
+    const file = join((t.storage as { storage: { data_dir: string } }).storage.data_dir, 'platform.db');
+    const sizeBefore = statSync(file).size;
+    const before = await metrics();
+    // About 400 KB of events: far below the writer's own checkpoint threshold (4,000 pages, 16 MB).
+    for (let round = 0; round < 10; round++) {
+      await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          t.request('POST', '/api/v1/events', {
+            token: admin,
+            body: { event_type: 'wal.filler', data: { round, i, text: 'x'.repeat(800) } },
+          }),
+        ),
+      );
+    }
+    await eventually(async () => statSync(file).size >= sizeBefore + 300_000, 5000);
+    const after = await metrics();
+    expect(after.wal_checkpoints).toBeGreaterThan(before.wal_checkpoints);
+    expect(after.wal_checkpointed_pages).toBeGreaterThan(before.wal_checkpointed_pages + 70);
+  });
+});
