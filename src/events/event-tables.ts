@@ -97,8 +97,15 @@ export interface EventAuditTable {
   details: string;
 }
 
+/** One row (`id` 1): the last sequence number handed out (migration 0012, see the event writer). */
+export interface EventSequenceTable {
+  id: number;
+  last: number;
+}
+
 export interface EventTables {
   events: EventsTable;
+  event_sequence: EventSequenceTable;
   subscriptions: SubscriptionsTable;
   event_outbox: EventOutboxTable;
   delivery_attempts: DeliveryAttemptsTable;
@@ -158,5 +165,5 @@ export const INSERT_COLUMNS = {
   ],
   event_audit: ['id', 'event_id', 'timestamp', 'action', 'actor', 'details'],
 } as const satisfies {
-  [T in Exclude<keyof EventTables, 'subscriptions'>]: readonly (keyof EventTables[T])[];
+  [T in Exclude<keyof EventTables, 'subscriptions' | 'event_sequence'>]: readonly (keyof EventTables[T])[];
 };

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { type Kysely, sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import { extend } from '../kernel/extend.js';
 import { newId } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
@@ -21,20 +21,18 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-// Any fixed 64-bit value: the one advisory lock every instance takes to number events.
-const SEQUENCE_LOCK = 7_262_001_004;
 const MAX_BATCH = 256;
-// PostgreSQL: outbox rows of a batch written in the same statement as its events, at most (parameters < 65,535).
-const MAX_OUTBOX_IN_ONE_STATEMENT = 2000;
 
 /**
- * Writes events in one transaction each batch: the next sequence numbers, the events and their outbox rows
- * (an event's `event_emitted` audit entry is read from its row). Emits that arrive while a batch commits wait and go together in the next one
- * (group commit), so the sequence lock is taken once per batch rather than once per event.
+ * Writes events a batch at a time: the next sequence numbers, the events and their outbox rows (an event's
+ * `event_emitted` audit entry is read from its row), all committed together. Emits that arrive while a batch
+ * commits wait and go together in the next one (group commit), so numbers are taken once per batch rather
+ * than once per event.
  *
- * PostgreSQL: the sequence is read under a transaction-scoped advisory lock, so numbers follow commit order
- * with several writers and instances, without gaps (a failed batch rolls back its numbers with it).
- * SQLite: one connection is the only writer; the same code runs without the lock.
+ * Numbers come from the `event_sequence` row, updated by the batch itself and locked until it commits, so they
+ * follow commit order without gaps with several writers and instances (a failed batch rolls its numbers back).
+ * PostgreSQL: a batch is one statement, one round trip (PG_INSERT_BATCH). SQLite: one connection is the only
+ * writer; a batch is one transaction.
  */
 export class EventWriter {
   private queue: Pending[] = [];
@@ -89,7 +87,7 @@ export class EventWriter {
         let rows: EventsTable[];
         const started = performance.now();
         try {
-          rows = await this.db.transaction().execute((trx) => this.commit(trx, batch));
+          rows = await this.commit(batch);
         } catch (err) {
           this.failedBatches += 1;
           for (const p of batch) p.reject(err);
@@ -115,34 +113,13 @@ export class EventWriter {
     }
   }
 
-  private async commit(trx: Transaction<Tables>, batch: Pending[]): Promise<EventsTable[]> {
-    if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${SEQUENCE_LOCK})`.execute(trx);
-    const top = await trx
-      .selectFrom('events')
-      .select(sql<number | null>`max(sequence)`.as('max'))
-      .executeTakeFirst();
-    let next = Number(top?.max ?? 0);
+  private async commit(batch: Pending[]): Promise<EventsTable[]> {
     const now = performance.now();
     const rows: EventsTable[] = batch.map((p) =>
       extend(p.draft.row, {
-        sequence: ++next,
+        sequence: 0,
         processing_time_ms: Math.round((now - p.draft.startedAt) * 1000) / 1000,
       }),
-    );
-    const stamp = rows[0]!.timestamp;
-    const outbox = batch.flatMap((p, i) =>
-      p.draft.subscriptionIds.map((subscriptionId) => ({
-        id: newId('dlv'),
-        event_id: rows[i]!.event_id,
-        subscription_id: subscriptionId,
-        sequence: rows[i]!.sequence,
-        priority: rows[i]!.priority,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: stamp,
-        created_at: stamp,
-        updated_at: stamp,
-      })),
     );
     // An event with no durable subscriber has nothing left to do once committed (live clients get it from
     // the commit, or from the store when they resume): it is stored `processed`, while the emitter and the
@@ -150,19 +127,118 @@ export class EventWriter {
     const stored = rows.map((row, i) =>
       batch[i]!.draft.subscriptionIds.length === 0 ? extend(row, { status: 'processed' }) : row,
     );
-    if (this.dialect === 'postgres' && outbox.length > 0 && outbox.length <= MAX_OUTBOX_IN_ONE_STATEMENT) {
-      // One round trip for both inserts (a data-modifying CTE): every round trip is made under the sequence
-      // lock, and each waits its turn in a busy event loop. Foreign keys are checked at the end of the
-      // statement, when the events are there.
-      await trx
-        .with('stored_events', (db) => db.insertInto('events').values(stored))
-        .insertInto('event_outbox')
-        .values(outbox)
-        .execute();
+    const outbox = batch.flatMap((p, i) =>
+      p.draft.subscriptionIds.map((subscriptionId) => ({
+        id: newId('dlv'),
+        event_id: rows[i]!.event_id,
+        subscription_id: subscriptionId,
+        sequence: i + 1,
+        priority: rows[i]!.priority,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: rows[0]!.timestamp,
+        created_at: rows[0]!.timestamp,
+        updated_at: rows[0]!.timestamp,
+      })),
+    );
+    if (this.dialect === 'postgres') {
+      const base = await insertBatchPostgres(this.db, stored, outbox);
+      for (const [i, row] of rows.entries()) row.sequence = base + i + 1;
       return rows;
     }
-    await insertRows(trx, this.dialect, 'events', INSERT_COLUMNS.events, stored);
-    await insertRows(trx, this.dialect, 'event_outbox', INSERT_COLUMNS.event_outbox, outbox);
-    return rows;
+    return this.db.transaction().execute(async (trx) => {
+      const { rows: taken } = await trx.executeQuery<{ last: number }>(
+        CompiledQuery.raw(SQLITE_TAKE_NUMBERS, [rows.length]),
+      );
+      const base = Number(taken[0]!.last) - rows.length;
+      for (const [i, row] of rows.entries()) {
+        row.sequence = base + i + 1;
+        stored[i]!.sequence = row.sequence;
+      }
+      for (const o of outbox) o.sequence += base;
+      await insertRows(trx, this.dialect, 'events', INSERT_COLUMNS.events, stored);
+      await insertRows(trx, this.dialect, 'event_outbox', INSERT_COLUMNS.event_outbox, outbox);
+      return rows;
+    });
   }
+}
+
+// The numbers of a batch are taken from the `event_sequence` row (migration 0012), or past the largest stored
+// sequence if that is further on (a database restored from an archive whose counter is behind).
+const SQLITE_TAKE_NUMBERS =
+  'update "event_sequence" set "last" = max("last", (select coalesce(max("sequence"), 0) from "events")) + ? ' +
+  'where "id" = 1 returning "last"';
+
+const EVENT_COLUMNS = INSERT_COLUMNS.events.filter((c) => c !== 'sequence');
+const PG_EVENT_TYPES: Record<(typeof EVENT_COLUMNS)[number], string> = {
+  event_id: 'text',
+  event_type: 'text',
+  source: 'text',
+  timestamp: 'text',
+  priority: 'integer',
+  status: 'text',
+  security_level: 'text',
+  data: 'text',
+  data_encrypted: 'integer',
+  metadata: 'text',
+  correlation_id: 'text',
+  emitter_id: 'text',
+  expires_at: 'text',
+  subscriber_count: 'integer',
+  processing_time_ms: 'double precision',
+  emitted_by: 'text',
+  durable_subscribers: 'integer',
+};
+const OUTBOX_COLUMNS = ['id', 'event_id', 'subscription_id', 'sequence', 'priority'] as const;
+const PG_OUTBOX_TYPES = ['text', 'text', 'text', 'bigint', 'integer'];
+
+/**
+ * PostgreSQL: a batch is one statement, run on its own (its own transaction, one round trip). It updates the
+ * `event_sequence` row first: a concurrent batch (another connection or instance) waits for that row's lock
+ * until this one commits, then reads the row as committed, so numbers follow commit order without gaps; a
+ * failed statement rolls its numbers back with it. The events and their outbox rows arrive as one array per
+ * column (`unnest`), so the text of the statement is the same for every batch. Foreign keys are checked at
+ * the end of the statement, when the events are there. Answers the sequence before the batch's first.
+ */
+const PG_INSERT_BATCH = (() => {
+  let n = 1;
+  const param = () => `$${++n}`;
+  const eventArrays = EVENT_COLUMNS.map((c) => `${param()}::${PG_EVENT_TYPES[c]}[]`);
+  const outboxArrays = PG_OUTBOX_TYPES.map((t) => `${param()}::${t}[]`);
+  const stamp = param();
+  const quoted = (cols: readonly string[]) => cols.map((c) => `"${c}"`).join(', ');
+  return (
+    `with "taken" as (update "event_sequence" set "last" = greatest("last", ` +
+    `(select coalesce(max("sequence"), 0) from "events")) + $1::bigint where "id" = 1 ` +
+    `returning "last" - $1::bigint as "base"), ` +
+    `"stored" as (insert into "events" (${quoted(EVENT_COLUMNS)}, "sequence") ` +
+    `select ${EVENT_COLUMNS.map((c) => `"u"."${c}"`).join(', ')}, "taken"."base" + "u"."ord" ` +
+    `from "taken", unnest(${eventArrays.join(', ')}) with ordinality as "u"(${quoted(EVENT_COLUMNS)}, "ord")), ` +
+    `"queued" as (insert into "event_outbox" (${quoted(OUTBOX_COLUMNS)}, "status", "attempts", ` +
+    `"next_attempt_at", "created_at", "updated_at") ` +
+    `select "o"."id", "o"."event_id", "o"."subscription_id", "taken"."base" + "o"."sequence", "o"."priority", ` +
+    `'pending', 0, ${stamp}::text, ${stamp}::text, ${stamp}::text ` +
+    `from "taken", unnest(${outboxArrays.join(', ')}) as "o"(${quoted(OUTBOX_COLUMNS)})) ` +
+    `select "base" from "taken"`
+  );
+})();
+
+async function insertBatchPostgres(
+  db: Kysely<Tables>,
+  events: readonly Omit<EventsTable, 'sequence'>[],
+  outbox: readonly {
+    id: string;
+    event_id: string;
+    subscription_id: string;
+    sequence: number;
+    priority: number;
+  }[],
+): Promise<number> {
+  const params: unknown[] = [events.length];
+  for (const c of EVENT_COLUMNS) params.push(events.map((e) => e[c]));
+  for (const c of OUTBOX_COLUMNS) params.push(outbox.map((o) => o[c]));
+  params.push(events[0]!.timestamp);
+  const { rows } = await db.executeQuery<{ base: number }>(CompiledQuery.raw(PG_INSERT_BATCH, params));
+  if (rows.length === 0) throw new Error('the event_sequence row is missing (migration 0012)');
+  return Number(rows[0]!.base);
 }

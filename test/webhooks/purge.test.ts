@@ -104,6 +104,25 @@ describe('event purge', { timeout: 30_000 }, () => {
     expect(await count('events', [after])).toBe(1);
   });
 
+  it('never hands out the sequence number of a purged event again', async () => {
+    const sequenceOf = async (id: string) =>
+      (await t.request('GET', `/api/v1/events/${id}`, { token: admin })).data.data.event.sequence as number;
+    const newest = await emit(t, admin, { event_type: 'newest.event' });
+    const purged = await sequenceOf(newest);
+    const res = await purge({ criteria: { older_than_days: 0, event_types: ['newest.*'] } });
+    await until(async () => (await status(res.data.data.purge_id)).status === 'completed', 'the purge');
+    expect(await count('events', [newest])).toBe(0);
+    const next = await emit(t, admin, { event_type: 'after.purge' });
+    expect(await sequenceOf(next)).toBeGreaterThan(purged);
+    // Nothing stored since (the purge task's own task.completed event, this emit) took the purged number.
+    const holders = await db()
+      .selectFrom('events')
+      .select('event_id')
+      .where('sequence', '=', purged)
+      .execute();
+    expect(holders).toEqual([]);
+  });
+
   it('validates its input and is for admins only', async () => {
     expect((await purge({ criteria: {}, batch_size: 10_001 })).statusCode).toBe(422);
     expect((await purge({})).statusCode).toBe(422);
