@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import type { Agent } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { parseRetryAfter } from './retry-schedule.js';
 import { guardedConnector, TargetRefusedError } from './target-guard.js';
 
@@ -31,7 +31,7 @@ const require = createRequire(import.meta.url);
 export class WebhookSender {
   private agent: Agent | undefined;
   private stopping = false;
-  private readonly controllers = new Set<AbortController>();
+  private readonly inFlight = new Set<Attempt>();
   private readonly targets = new Map<string, { origin: string; path: string }>();
 
   constructor(private readonly allowPrivate: () => boolean) {}
@@ -61,61 +61,38 @@ export class WebhookSender {
   /** Aborts every request under way; they answer `aborted` (the dispatcher hands their rows back). */
   abortAll(): void {
     this.stopping = true;
-    for (const controller of this.controllers) controller.abort();
+    for (const attempt of this.inFlight) attempt.stop();
   }
 
-  async post(
-    url: string,
-    headers: Record<string, string>,
-    body: string,
-    timeoutMs: number,
-  ): Promise<SendOutcome> {
-    const started = performance.now();
-    const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
-    if (this.stopping) return failure(0, 'aborted: the dispatcher stopped', { aborted: true });
-    // One controller and one timer per request: cheaper than composing AbortSignal.timeout with a stop signal.
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    this.controllers.add(controller);
-    try {
-      const target = this.target(url);
-      const res = await this.pool().request({
-        origin: target.origin,
-        path: target.path,
-        method: 'POST',
-        headers,
-        body,
-        signal: controller.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      await res.body.dump({ limit: RESPONSE_LIMIT }).catch(() => {});
-      const status = res.statusCode;
-      const ok = status >= 200 && status < 300;
-      return {
-        ok,
-        status,
-        latencyMs: elapsed(),
-        error: ok ? null : statusError(status),
-        retryAfterMs: ok ? undefined : parseRetryAfter(res.headers['retry-after']),
-        refused: false,
-        aborted: false,
-      };
-    } catch (err) {
-      const latencyMs = elapsed();
-      if (timedOut) return failure(latencyMs, `timeout: no complete response within ${timeoutMs} ms`);
-      if (this.stopping) return failure(latencyMs, 'aborted: the dispatcher stopped', { aborted: true });
-      const refused = findRefusal(err);
-      if (refused) return failure(latencyMs, `refused: ${refused.message}`, { refused: true });
-      return failure(latencyMs, describe(err));
-    } finally {
-      clearTimeout(timer);
-      this.controllers.delete(controller);
-    }
+  /**
+   * One POST through the pool's dispatch API: a small handler reads the status and the `Retry-After` header
+   * and counts the body away, with no response stream, promise chain or AbortController per request (the
+   * `request()` API's cost per delivery). The whole attempt is bounded by `timeoutMs`.
+   */
+  post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendOutcome> {
+    if (this.stopping)
+      return Promise.resolve(failure(0, 'aborted: the dispatcher stopped', { aborted: true }));
+    const target = this.target(url);
+    return new Promise((resolve) => {
+      const attempt = new Attempt(resolve, timeoutMs, (a) => this.inFlight.delete(a));
+      this.inFlight.add(attempt);
+      try {
+        this.pool().dispatch(
+          {
+            origin: target.origin,
+            path: target.path,
+            method: 'POST',
+            headers,
+            body,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+          },
+          attempt,
+        );
+      } catch (err) {
+        attempt.onResponseError(undefined, err as Error);
+      }
+    });
   }
 
   private target(url: string): { origin: string; path: string } {
@@ -143,6 +120,113 @@ export class WebhookSender {
       keepAliveMaxTimeout: 120_000,
       // No redirect interceptor is composed in: a 3xx reaches the dispatcher as is.
     });
+  }
+}
+
+/**
+ * The handler of one request (undici's dispatch handler interface): it settles once, with the first of its
+ * response, its error, its timeout or the dispatcher's stop.
+ */
+class Attempt implements Dispatcher.DispatchHandler {
+  private readonly started = performance.now();
+  private readonly timer: NodeJS.Timeout;
+  private controller: Dispatcher.DispatchController | undefined;
+  private ended: 'timeout' | 'stopped' | undefined;
+  private status = 0;
+  private retryAfter: string | undefined;
+  private received = 0;
+  private settled = false;
+
+  constructor(
+    private readonly resolve: (outcome: SendOutcome) => void,
+    private readonly timeoutMs: number,
+    private readonly done: (attempt: Attempt) => void,
+  ) {
+    this.timer = setTimeout(() => this.end('timeout'), timeoutMs);
+  }
+
+  /** The dispatcher is stopping: the attempt is no attempt at all. */
+  stop(): void {
+    this.end('stopped');
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    // Timed out or stopped while it waited for a connection: it leaves now, not later.
+    if (this.ended !== undefined) controller.abort(new Error(this.ended));
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    this.status = statusCode;
+    const retryAfter = headers['retry-after'];
+    this.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.received += chunk.length;
+    // Enough of a body to keep the connection reusable; a longer one is cut (the socket is dropped).
+    if (this.received > RESPONSE_LIMIT) {
+      this.settle(this.answered());
+      controller.abort(new Error('response body too long'));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.settle(this.answered());
+  }
+
+  onResponseError(_controller: unknown, err: Error): void {
+    const latencyMs = this.elapsed();
+    if (this.ended === 'timeout') {
+      this.settle(failure(latencyMs, `timeout: no complete response within ${this.timeoutMs} ms`));
+    } else if (this.ended === 'stopped') {
+      this.settle(failure(latencyMs, 'aborted: the dispatcher stopped', { aborted: true }));
+    } else {
+      const refused = findRefusal(err);
+      this.settle(
+        refused
+          ? failure(latencyMs, `refused: ${refused.message}`, { refused: true })
+          : failure(latencyMs, describe(err)),
+      );
+    }
+  }
+
+  private end(why: 'timeout' | 'stopped'): void {
+    if (this.settled || this.ended !== undefined) return;
+    this.ended = why;
+    if (this.controller) this.controller.abort(new Error(why));
+    // Not yet on a connection: answered now; onRequestStart aborts it if it ever gets one.
+    else this.onResponseError(undefined, new Error(why));
+  }
+
+  private answered(): SendOutcome {
+    const status = this.status;
+    const ok = status >= 200 && status < 300;
+    return {
+      ok,
+      status,
+      latencyMs: this.elapsed(),
+      error: ok ? null : statusError(status),
+      retryAfterMs: ok ? undefined : parseRetryAfter(this.retryAfter),
+      refused: false,
+      aborted: false,
+    };
+  }
+
+  private settle(outcome: SendOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.done(this);
+    this.resolve(outcome);
+  }
+
+  private elapsed(): number {
+    return Math.round((performance.now() - this.started) * 1000) / 1000;
   }
 }
 
