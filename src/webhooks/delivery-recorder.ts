@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Insertable, type Kysely, type RawBuilder, sql, type Transaction } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import { type DeliveryAttemptsTable, type EventAuditTable, INSERT_COLUMNS } from '../events/event-tables.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
+import { dialectSql, listParam, runSql } from '../storage/dialect-sql.js';
 import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
-import { idIn } from './id-list.js';
 import type { ClaimedDelivery, OutboxStore } from './outbox-store.js';
 
 /**
@@ -258,11 +258,9 @@ async function presentEvents(
   const unique = [...new Set(ids)];
   const present = new Set<string>();
   for (let i = 0; i < unique.length; i += CHUNK) {
-    const rows = await trx
-      .selectFrom('events')
-      .select('event_id')
-      .where(idIn(dialect, 'event_id', unique.slice(i, i + CHUNK)))
-      .execute();
+    const { rows } = await runSql<{ event_id: string }>(trx, SQL[dialect].present, [
+      listParam(dialect, unique.slice(i, i + CHUNK)),
+    ]);
     for (const r of rows) present.add(r.event_id);
   }
   return present;
@@ -285,37 +283,27 @@ async function updateOutbox(
   }
   for (const { r, ids } of groups.values()) {
     for (let i = 0; i < ids.length; i += CHUNK) {
-      await trx
-        .updateTable('event_outbox')
-        .set({
-          status: r.outcome,
-          attempts: r.attempt,
-          lease_owner: null,
-          lease_until: null,
-          last_error: r.outcome === 'dropped' ? r.error : null,
-          updated_at: now,
-        })
-        .where(idIn(dialect, 'id', ids.slice(i, i + CHUNK)))
-        .where('lease_owner', '=', r.owner)
-        .execute();
+      await runSql(trx, SQL[dialect].settleMany, [
+        r.outcome,
+        r.attempt,
+        r.outcome === 'dropped' ? r.error : null,
+        now,
+        listParam(dialect, ids.slice(i, i + CHUNK)),
+        r.owner,
+      ]);
     }
   }
   for (const r of results) {
     if (r.outcome !== 'retry' && r.outcome !== 'failed') continue;
-    await trx
-      .updateTable('event_outbox')
-      .set({
-        status: r.outcome === 'retry' ? 'pending' : 'failed',
-        attempts: r.attempt,
-        next_attempt_at: r.nextAttemptAt ?? now,
-        lease_owner: null,
-        lease_until: null,
-        last_error: finalError(r),
-        updated_at: now,
-      })
-      .where('id', '=', r.delivery.id)
-      .where('lease_owner', '=', r.owner)
-      .execute();
+    await runSql(trx, SQL[dialect].settleOne, [
+      r.outcome === 'retry' ? 'pending' : 'failed',
+      r.attempt,
+      r.nextAttemptAt ?? now,
+      finalError(r),
+      now,
+      r.delivery.id,
+      r.owner,
+    ]);
   }
 }
 
@@ -386,76 +374,77 @@ async function updateSubscriptions(
   return errored;
 }
 
-/**
- * Every subscription's counters in one statement (a CASE per column), however many subscriptions the write
- * concerns. Parameters are cast, so PostgreSQL types them as the columns are typed.
- */
+/** Every subscription's counters in one statement, however many subscriptions the write concerns. */
 async function updateCounters(
   trx: Transaction<Tables>,
   dialect: Dialect,
   tallies: Map<string, SubscriptionTally>,
 ): Promise<void> {
   const entries = [...tallies];
+  const column = <T>(pick: (t: SubscriptionTally) => T) => entries.map(([, t]) => pick(t));
+  const ids = entries.map(([id]) => id);
+  const delivered = column((t) => t.delivered);
+  const failed = column((t) => t.failed);
+  // After a success in this write, the count of exhausted deliveries starts again from those after it.
+  const reset = column((t) => (t.hadSuccess ? 1 : 0));
+  const trailing = column((t) => t.trailingFailures);
+  const lastDelivery = column((t) => t.lastDelivery ?? null);
+  const lastError = column((t) => t.lastError ?? null);
   if (dialect === 'sqlite') {
-    // One writer, prepared statements reused: a statement per subscription is the cheaper way on SQLite.
-    for (const [id, t] of entries) {
-      await trx
-        .updateTable('subscriptions')
-        .set((eb) => ({
-          events_delivered: eb('events_delivered', '+', t.delivered),
-          events_failed: eb('events_failed', '+', t.failed),
-          consecutive_failures: t.hadSuccess
-            ? t.trailingFailures
-            : eb('consecutive_failures', '+', t.trailingFailures),
-          last_delivery: t.lastDelivery ?? eb.ref('last_delivery'),
-          last_error: t.lastError ?? eb.ref('last_error'),
-        }))
-        .where('id', '=', id)
-        .execute();
-    }
+    const rows = ids.map((id, i) => [
+      id,
+      delivered[i],
+      failed[i],
+      reset[i],
+      trailing[i],
+      lastDelivery[i],
+      lastError[i],
+    ]);
+    await runSql(trx, SQL.sqlite.counters, [JSON.stringify(rows)]);
     return;
   }
-  const int = (n: number) => sql`cast(${n} as integer)`;
-  const text = (v: string) => sql`cast(${v} as text)`;
-  const pick = <T>(
-    column: string,
-    value: (t: SubscriptionTally) => RawBuilder<unknown> | undefined,
-    otherwise: RawBuilder<unknown>,
-  ): RawBuilder<T> => {
-    const cases = entries.flatMap(([id, t]) => {
-      const v = value(t);
-      return v === undefined ? [] : [sql`when ${id} then ${v}`];
-    });
-    return cases.length === 0
-      ? sql<T>`${sql.ref(column)}`
-      : sql<T>`case ${sql.ref('id')} ${sql.join(cases, sql` `)} else ${otherwise} end`;
-  };
-  await trx
-    .updateTable('subscriptions')
-    .set({
-      events_delivered: sql<number>`events_delivered + ${pick('events_delivered', (t) => int(t.delivered), int(0))}`,
-      events_failed: sql<number>`events_failed + ${pick('events_failed', (t) => int(t.failed), int(0))}`,
-      consecutive_failures: pick<number>(
-        'consecutive_failures',
-        (t) =>
-          t.hadSuccess ? int(t.trailingFailures) : sql`consecutive_failures + ${int(t.trailingFailures)}`,
-        sql.ref('consecutive_failures'),
-      ),
-      last_delivery: pick<string | null>(
-        'last_delivery',
-        (t) => (t.lastDelivery === undefined ? undefined : text(t.lastDelivery)),
-        sql.ref('last_delivery'),
-      ),
-      last_error: pick<string | null>(
-        'last_error',
-        (t) => (t.lastError === undefined ? undefined : text(t.lastError)),
-        sql.ref('last_error'),
-      ),
-    })
-    .where(
-      'id',
-      'in',
-      entries.map(([id]) => id),
-    )
-    .execute();
+  await runSql(trx, SQL.postgres.counters, [
+    ids,
+    delivered,
+    failed,
+    reset,
+    trailing,
+    lastDelivery,
+    lastError,
+  ]);
 }
+
+const COUNTERS_SET =
+  '"events_delivered" = "subscriptions"."events_delivered" + "t"."delivered", ' +
+  '"events_failed" = "subscriptions"."events_failed" + "t"."failed", ' +
+  '"consecutive_failures" = case when "t"."reset" = 1 then "t"."trailing" ' +
+  'else "subscriptions"."consecutive_failures" + "t"."trailing" end, ' +
+  '"last_delivery" = coalesce("t"."last_delivery", "subscriptions"."last_delivery"), ' +
+  '"last_error" = coalesce("t"."last_error", "subscriptions"."last_error")';
+
+// Statements of every write (storage/dialect-sql.ts): fixed texts, prepared once.
+const STATEMENTS = (dialect: Dialect) => ({
+  present: dialectSql(dialect, 'select "event_id" from "events" where "event_id" in list(?)'),
+  settleMany: dialectSql(
+    dialect,
+    'update "event_outbox" set "status" = ?, "attempts" = ?, "lease_owner" = null, "lease_until" = null, ' +
+      '"last_error" = ?, "updated_at" = ? where "id" in list(?) and "lease_owner" = ?',
+  ),
+  settleOne: dialectSql(
+    dialect,
+    'update "event_outbox" set "status" = ?, "attempts" = ?, "next_attempt_at" = ?, "lease_owner" = null, ' +
+      '"lease_until" = null, "last_error" = ?, "updated_at" = ? where "id" = ? and "lease_owner" = ?',
+  ),
+  // One row per subscription: [id, delivered, failed, reset, trailing, last_delivery, last_error].
+  counters:
+    dialect === 'sqlite'
+      ? `update "subscriptions" set ${COUNTERS_SET} from (select "value" ->> 0 as "id", "value" ->> 1 as "delivered", ` +
+        `"value" ->> 2 as "failed", "value" ->> 3 as "reset", "value" ->> 4 as "trailing", ` +
+        `"value" ->> 5 as "last_delivery", "value" ->> 6 as "last_error" from json_each(?)) as "t" ` +
+        `where "subscriptions"."id" = "t"."id"`
+      : `update "subscriptions" set ${COUNTERS_SET} from unnest($1::text[], $2::integer[], $3::integer[], ` +
+        `$4::integer[], $5::integer[], $6::text[], $7::text[]) ` +
+        `as "t"("id", "delivered", "failed", "reset", "trailing", "last_delivery", "last_error") ` +
+        `where "subscriptions"."id" = "t"."id"`,
+});
+const SQL = { sqlite: STATEMENTS('sqlite'), postgres: STATEMENTS('postgres') };

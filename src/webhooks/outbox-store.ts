@@ -7,7 +7,9 @@ import {
   type Transaction,
 } from 'kysely';
 import type { EventCipher } from '../events/event-cipher.js';
+import type { EventsTable } from '../events/event-tables.js';
 import type { Dialect } from '../storage/database.js';
+import { dialectSql, listParam, runSql } from '../storage/dialect-sql.js';
 import type { Tables } from '../storage/tables.js';
 import { auditRow } from './delivery-recorder.js';
 import { countFor, idIn, idNotIn } from './id-list.js';
@@ -66,6 +68,30 @@ const LEASE_BY_ID = {
   due: `${LEASE_SET}+"status" = 'pending' and "next_attempt_at" <= ?${LEASE_RETURNING}`,
   expired: `${LEASE_SET}+"status" = 'delivering' and "lease_until" < ?${LEASE_RETURNING}`,
 } as const;
+
+// Statements of the delivery path, written once (storage/dialect-sql.ts).
+const STATEMENTS = (dialect: Dialect) => ({
+  events: dialectSql(
+    dialect,
+    'select "event_id", "event_type", "source", "timestamp", "priority", "sequence", "data", "data_encrypted", ' +
+      '"correlation_id", "expires_at" from "events" where "event_id" in list(?)',
+  ),
+  markProcessing: dialectSql(
+    dialect,
+    `update "events" set "status" = 'processing' where "event_id" in list(?) and "status" = 'emitted'`,
+  ),
+  // An event is settled once none of its own (not replayed) deliveries is open: `failed` if any failed.
+  finalize: dialectSql(
+    dialect,
+    `update "events" set "status" = case when exists (select 1 from "event_outbox" as "o" ` +
+      `where "o"."event_id" = "events"."event_id" and "o"."status" = 'failed' and "o"."replay_id" is null) ` +
+      `then 'failed' else 'processed' end ` +
+      `where "event_id" in list(?) and "status" in ('emitted', 'processing') and not exists (select 1 ` +
+      `from "event_outbox" as "o" where "o"."event_id" = "events"."event_id" ` +
+      `and "o"."status" in ('pending', 'delivering') and "o"."replay_id" is null)`,
+  ),
+});
+const SQL = { sqlite: STATEMENTS('sqlite'), postgres: STATEMENTS('postgres') };
 
 /**
  * The dispatcher's reads and writes of `event_outbox`. A claim takes due rows — pending ones whose time has
@@ -292,22 +318,9 @@ export class OutboxStore {
     const out = new Map<string, DeliverableEvent>();
     const unique = [...new Set(ids)];
     for (let i = 0; i < unique.length; i += CHUNK) {
-      const rows = await this.db
-        .selectFrom('events')
-        .select([
-          'event_id',
-          'event_type',
-          'source',
-          'timestamp',
-          'priority',
-          'sequence',
-          'data',
-          'data_encrypted',
-          'correlation_id',
-          'expires_at',
-        ])
-        .where(idIn(this.dialect, 'event_id', unique.slice(i, i + CHUNK)))
-        .execute();
+      const { rows } = await runSql<EventsTable>(this.db, SQL[this.dialect].events, [
+        listParam(this.dialect, unique.slice(i, i + CHUNK)),
+      ]);
       for (const r of rows) {
         out.set(r.event_id, {
           event_id: r.event_id,
@@ -333,40 +346,9 @@ export class OutboxStore {
   async finalizeEvents(eventIds: readonly string[], executor: Kysely<Tables> = this.db): Promise<void> {
     const unique = [...new Set(eventIds)];
     for (let i = 0; i < unique.length; i += CHUNK) {
-      await executor
-        .updateTable('events')
-        .set((eb) => ({
-          status: eb
-            .case()
-            .when(
-              eb.exists(
-                eb
-                  .selectFrom('event_outbox as o')
-                  .select('o.id')
-                  .whereRef('o.event_id', '=', 'events.event_id')
-                  .where('o.status', '=', 'failed')
-                  .where('o.replay_id', 'is', null),
-              ),
-            )
-            .then('failed')
-            .else('processed')
-            .end(),
-        }))
-        .where(idIn(this.dialect, 'event_id', unique.slice(i, i + CHUNK)))
-        .where('status', 'in', ['emitted', 'processing'])
-        .where((eb) =>
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('event_outbox as o')
-                .select('o.id')
-                .whereRef('o.event_id', '=', 'events.event_id')
-                .where('o.status', 'in', ['pending', 'delivering'])
-                .where('o.replay_id', 'is', null),
-            ),
-          ),
-        )
-        .execute();
+      await runSql(executor, SQL[this.dialect].finalize, [
+        listParam(this.dialect, unique.slice(i, i + CHUNK)),
+      ]);
     }
   }
 
@@ -443,11 +425,6 @@ async function markProcessing(
 ): Promise<void> {
   const unique = [...new Set(eventIds)];
   for (let i = 0; i < unique.length; i += CHUNK) {
-    await trx
-      .updateTable('events')
-      .set({ status: 'processing' })
-      .where(idIn(dialect, 'event_id', unique.slice(i, i + CHUNK)))
-      .where('status', '=', 'emitted')
-      .execute();
+    await runSql(trx, SQL[dialect].markProcessing, [listParam(dialect, unique.slice(i, i + CHUNK))]);
   }
 }

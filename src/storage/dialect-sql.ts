@@ -1,0 +1,29 @@
+import { CompiledQuery, type Kysely, type QueryResult } from 'kysely';
+import type { Dialect } from './database.js';
+
+/**
+ * A statement of a hot path written once as SQL text and run as it is, without building and compiling a
+ * Kysely query tree for every call (which costs more than SQLite's own work for a small statement). The text
+ * uses `?` for parameters and `list(?)` for one parameter holding a list of ids; `dialectSql` turns it into
+ * the dialect's form once: a JSON array read by `json_each` on SQLite, a text array on PostgreSQL, whose
+ * parameters are numbered. The text stays the same from call to call, so each stays one prepared statement.
+ */
+export function dialectSql(dialect: Dialect, text: string): string {
+  if (dialect === 'sqlite') return text.replaceAll('list(?)', '(select value from json_each(?))');
+  let n = 0;
+  return text.replaceAll('list(?)', '(select unnest(?::text[]))').replace(/\?/g, () => `$${++n}`);
+}
+
+/** The value of a `list(?)` parameter. */
+export function listParam(dialect: Dialect, ids: readonly string[]): string | string[] {
+  return dialect === 'sqlite' ? JSON.stringify(ids) : [...ids];
+}
+
+/** Runs a statement made by `dialectSql` with its parameters, on the database or inside a transaction. */
+export function runSql<R>(
+  executor: Pick<Kysely<never>, 'executeQuery'>,
+  text: string,
+  params: readonly unknown[],
+): Promise<QueryResult<R>> {
+  return executor.executeQuery<R>(CompiledQuery.raw(text, [...params]));
+}
