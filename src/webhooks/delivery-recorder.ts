@@ -50,8 +50,8 @@ const CHUNK = 500;
 const MAX_BATCH = 1000;
 // A write waits this long for more results to join it, unless this many are already waiting: at a few thousand
 // deliveries a second one commit then covers dozens of them (a commit costs about as much as 20 attempt rows).
-const GATHER_MS = 5;
-const GATHER_ROWS = 64;
+const GATHER_MS = 10;
+const GATHER_ROWS = 128;
 
 /**
  * Writes what deliveries came to, many at a time: results that arrive within a few milliseconds, or while one

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from '../database.js';
+import { preparedName } from '../dialect-sql.js';
 import type { Tables } from '../tables.js';
 
 // Counts come back as int8 strings; every count the platform uses fits a JS number.
@@ -20,7 +21,7 @@ export function createPostgresDatabase(url: string, max: number): Database {
   // 'error' on the client, and without a listener that ends the process. Its next query fails instead, and
   // pg-pool drops the broken client on release.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }) });
   let closed = false;
   return {
     db,
@@ -42,5 +43,26 @@ export function createPostgresDatabase(url: string, max: number): Database {
       closed = true;
       await db.destroy();
     },
+  };
+}
+
+/**
+ * The pool as Kysely sees it, whose clients run the statements of `preparedSql` by name: pg prepares such a
+ * statement on a connection the first time and reuses it there after.
+ */
+function withPreparedStatements(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      return {
+        // A cursor (a streamed query) goes through as it is: pg answers it with the cursor itself.
+        query: ((text: string, values: unknown[]) => {
+          const name = typeof text === 'string' ? preparedName(text) : undefined;
+          return name === undefined ? client.query(text, values) : client.query({ name, text, values });
+        }) as unknown as PostgresPoolClient['query'],
+        release: (err?: Error | boolean) => client.release(err),
+      };
+    },
+    end: () => pool.end(),
   };
 }
