@@ -170,7 +170,7 @@ export class EventService {
       timestamp: e.timestamp,
       action: e.action,
       actor: e.actor,
-      details: JSON.parse(e.details) as Record<string, unknown>,
+      details: e.details,
     }));
     const emitted = emittedEntry(row);
     return emitted ? [emitted, ...stored] : stored;

@@ -1,5 +1,6 @@
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { Tables } from '../storage/tables.js';
+import { type AuditEntry, deliveryAuditEntry } from './delivery-audit.js';
 import type { EventsTable } from './event-tables.js';
 import { compilePattern } from './pattern-matcher.js';
 
@@ -140,14 +141,33 @@ export class EventStore {
     return { counts, attempts };
   }
 
-  async auditTrail(eventId: string) {
-    return this.db
-      .selectFrom('event_audit')
-      .selectAll()
-      .where('event_id', '=', eventId)
-      .orderBy('timestamp', 'asc')
-      .orderBy('id', 'asc')
-      .execute();
+  /**
+   * The stored part of an event's audit trail, oldest first: its `event_audit` rows and the entries its
+   * delivery attempts stand for (migration 0013).
+   */
+  async auditTrail(eventId: string): Promise<AuditEntry[]> {
+    const [rows, attempts] = await Promise.all([
+      this.db.selectFrom('event_audit').selectAll().where('event_id', '=', eventId).execute(),
+      this.db
+        .selectFrom('delivery_attempts')
+        .selectAll()
+        .where('event_id', '=', eventId)
+        .where('actor', 'is not', null)
+        .execute(),
+    ]);
+    const entries: AuditEntry[] = rows.map((r) => ({
+      id: r.id,
+      timestamp: r.timestamp,
+      action: r.action,
+      actor: r.actor,
+      details: JSON.parse(r.details) as Record<string, unknown>,
+    }));
+    for (const a of attempts) {
+      const entry = deliveryAuditEntry(a);
+      if (entry) entries.push(entry);
+    }
+    // Ids sort by time after their prefix (`aud_`, `att_`), which orders entries of the same millisecond.
+    return entries.sort((a, b) => compare(a.timestamp, b.timestamp) || compare(a.id.slice(4), b.id.slice(4)));
   }
 
   async pendingOutbox(): Promise<number> {
@@ -159,3 +179,5 @@ export class EventStore {
     return Number(row?.n ?? 0);
   }
 }
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -86,6 +86,14 @@ export interface DeliveryAttemptsTable {
   created_at: string;
   /** The batch the attempt was part of, for batching subscriptions (migration 0007). */
   batch_id: string | null;
+  /**
+   * Who made the attempt (`webhook_dispatcher`, `plugin:<id>`), when the next one is due (set when the attempt
+   * failed and another follows) and the replay it belonged to: the attempt is also its audit trail entry
+   * (migration 0013). Null on attempts made before it.
+   */
+  actor: string | null;
+  next_attempt_at: string | null;
+  replay_id: string | null;
 }
 
 export interface EventAuditTable {
@@ -162,6 +170,9 @@ export const INSERT_COLUMNS = {
     'error',
     'created_at',
     'batch_id',
+    'actor',
+    'next_attempt_at',
+    'replay_id',
   ],
   event_audit: ['id', 'event_id', 'timestamp', 'action', 'actor', 'details'],
 } as const satisfies {

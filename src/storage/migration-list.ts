@@ -11,6 +11,7 @@ import * as eventExpiryIndex from './migrations/0009-event-expiry-index.js';
 import * as outboxClaimOrder from './migrations/0010-outbox-claim-order.js';
 import * as eventEmitRecord from './migrations/0011-event-emit-record.js';
 import * as eventSequence from './migrations/0012-event-sequence.js';
+import * as deliveryAudit from './migrations/0013-delivery-audit.js';
 
 /**
  * Every migration, in order. Feature modules add their own file under `storage/migrations/` and a line here;
@@ -29,4 +30,5 @@ export const migrationList: Record<string, Migration> = {
   '0010-outbox-claim-order': outboxClaimOrder,
   '0011-event-emit-record': eventEmitRecord,
   '0012-event-sequence': eventSequence,
+  '0013-delivery-audit': deliveryAudit,
 };

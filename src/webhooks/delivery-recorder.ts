@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Insertable, Kysely, Transaction } from 'kysely';
+import { AUDIT_ACTIONS, auditDetails, type DeliveryOutcome, FAILED_CODE } from '../events/delivery-audit.js';
 import { type DeliveryAttemptsTable, type EventAuditTable, INSERT_COLUMNS } from '../events/event-tables.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
@@ -8,12 +9,7 @@ import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
 import type { ClaimedDelivery, OutboxStore } from './outbox-store.js';
 
-/**
- * How one try of a delivery ended: `delivered` (2xx), `retry` (failed, another attempt is scheduled),
- * `failed` (failed for good: retries exhausted, target refused or gone), `dropped` (not tried: the event
- * expired or was purged).
- */
-export type DeliveryOutcome = 'delivered' | 'retry' | 'failed' | 'dropped';
+export type { DeliveryOutcome } from '../events/delivery-audit.js';
 
 export interface DeliveryResult {
   delivery: ClaimedDelivery;
@@ -45,7 +41,6 @@ export interface SettledDelivery {
   error: string | null;
 }
 
-export const FAILED_CODE = 'WEBHOOK_DELIVERY_FAILED';
 const CHUNK = 500;
 const MAX_BATCH = 1000;
 // A write waits this long for more results to join it, unless this many are already waiting: at a few thousand
@@ -165,7 +160,14 @@ export class DeliveryRecorder {
         INSERT_COLUMNS.delivery_attempts,
         live.filter(isAttempt).map(attemptRow),
       );
-      await insertRows(trx, dialect, 'event_audit', INSERT_COLUMNS.event_audit, live.map(auditRow));
+      // A try's attempt row is its audit entry too (deliveryAuditEntry); a drop was no try and has a row of its own.
+      await insertRows(
+        trx,
+        dialect,
+        'event_audit',
+        INSERT_COLUMNS.event_audit,
+        live.filter((r) => !isAttempt(r)).map(auditRow),
+      );
       await updateOutbox(trx, dialect, live, now);
       errored = await updateSubscriptions(trx, dialect, live, now, this.deps.errorThreshold());
       // SQLite has one writer, so the final statuses can go in the same commit; PostgreSQL sets them after it
@@ -214,39 +216,29 @@ function attemptRow(r: DeliveryResult): Insertable<DeliveryAttemptsTable> {
     error: finalError(r),
     created_at: r.at,
     batch_id: r.batchId ?? null,
+    actor: r.actor,
+    next_attempt_at: r.outcome === 'retry' ? (r.nextAttemptAt ?? r.at) : null,
+    replay_id: r.delivery.replay_id,
   };
 }
 
-const AUDIT_ACTIONS: Record<DeliveryOutcome, string> = {
-  delivered: 'event_delivered',
-  retry: 'delivery_retried',
-  failed: 'delivery_failed',
-  dropped: 'delivery_dropped',
-};
-
-/** The audit entry of one try's outcome (also the sweep's drops of expired events, OutboxStore.dropExpired). */
+/** The audit entry of a delivery dropped untried (also the sweep's drops of expired events, OutboxStore.dropExpired). */
 export function auditRow(r: DeliveryResult): Insertable<EventAuditTable> {
-  const details: Record<string, unknown> = {
-    subscription_id: r.delivery.subscription_id,
-    delivery_id: r.delivery.id,
-    attempt: r.attempt,
-  };
-  if (r.outcome !== 'dropped') {
-    details['response_status'] = r.responseStatus;
-    details['latency_ms'] = r.latencyMs;
-  }
-  if (r.error !== null) details['error'] = r.error;
-  if (r.outcome === 'failed') details['error_code'] = FAILED_CODE;
-  if (r.nextAttemptAt !== undefined) details['next_attempt_at'] = r.nextAttemptAt;
-  if (r.delivery.replay_id !== null) details['replay_id'] = r.delivery.replay_id;
-  if (r.batchId !== undefined) details['batch_id'] = r.batchId;
   return {
     id: newId('aud'),
     event_id: r.delivery.event_id,
     timestamp: r.at,
     action: AUDIT_ACTIONS[r.outcome],
     actor: r.actor,
-    details: JSON.stringify(details),
+    details: JSON.stringify(
+      auditDetails({
+        ...r,
+        subscriptionId: r.delivery.subscription_id,
+        deliveryId: r.delivery.id,
+        replayId: r.delivery.replay_id,
+        batchId: r.batchId,
+      }),
+    ),
   };
 }
 

@@ -165,6 +165,74 @@ describe('event statistics, health and audit trail', { timeout: 20_000 }, () => 
       },
     ]);
   });
+
+  it('shows a delivery made before attempts carried their audit facts once, from its own audit row', async () => {
+    // Attempts recorded before migration 0013 have no actor; their audit entry is an event_audit row.
+    const res = await t.request('POST', '/api/v1/events', {
+      token: user.access,
+      body: { event_type: 'stat.sent' },
+    });
+    const id = res.data.data.event.event_id as string;
+    const at = res.data.data.event.timestamp as string;
+    const db = t.platform.context.database.db;
+    const sub = await t.request('POST', '/api/v1/webhooks', {
+      token: admin,
+      body: { url: 'https://hooks.example.com/legacy', events: ['nothing.matches'] },
+    });
+    const subscriptionId = sub.data.data.webhook.id as string;
+    await db
+      .insertInto('event_outbox')
+      .values({
+        id: 'dlv_legacy',
+        event_id: id,
+        subscription_id: subscriptionId,
+        sequence: 1,
+        priority: 5,
+        status: 'delivered',
+        attempts: 1,
+        next_attempt_at: at,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+    await db
+      .insertInto('delivery_attempts')
+      .values({
+        id: 'att_legacy',
+        outbox_id: 'dlv_legacy',
+        event_id: id,
+        subscription_id: subscriptionId,
+        attempt: 1,
+        status: 'delivered',
+        response_status: 200,
+        latency_ms: 3,
+        error: null,
+        created_at: at,
+        batch_id: null,
+        actor: null,
+        next_attempt_at: null,
+        replay_id: null,
+      })
+      .execute();
+    const details = { subscription_id: subscriptionId, delivery_id: 'dlv_legacy', attempt: 1 };
+    await db
+      .insertInto('event_audit')
+      .values({
+        id: 'aud_legacy_delivery',
+        event_id: id,
+        timestamp: at,
+        action: 'event_delivered',
+        actor: 'webhook_dispatcher',
+        details: JSON.stringify(details),
+      })
+      .execute();
+    const audit = await t.request('GET', `/api/v1/events/${id}/audit`, { token: admin });
+    expect(audit.data.data.audit_trail.map((e: { action: string }) => e.action)).toEqual([
+      'event_emitted',
+      'event_delivered',
+    ]);
+    expect(audit.data.data.audit_trail[1]).toMatchObject({ actor: 'webhook_dispatcher', details });
+  });
 });
 
 describe('platform events', { timeout: 20_000 }, () => {
