@@ -37,8 +37,16 @@ const MAX_BATCH = 256;
  */
 export class EventWriter {
   private queue: Pending[] = [];
-  private running = false;
+  /** Drain loops running: each takes the next batch, writes it, hands it on, and again. */
+  private lanes = 0;
+  private starting = false;
   private closed = false;
+  /**
+   * Batches written at once. PostgreSQL: two, so the next batch is on its way while one commits (it waits for
+   * the counter row's lock, then follows at once) and the server is not idle for a round trip per batch.
+   * SQLite writes synchronously on one connection: one.
+   */
+  private readonly maxLanes: number;
   committedEvents = 0;
   committedBatches = 0;
   failedBatches = 0;
@@ -48,9 +56,14 @@ export class EventWriter {
   constructor(
     private readonly db: Kysely<Tables>,
     private readonly dialect: Dialect,
-    /** Called after each commit, in sequence order, before the emitters' promises resolve. */
+    /**
+     * Called after each commit, before the emitters' promises resolve. Batches written at once may come in
+     * either order (consumers order events by sequence: the stream hub holds an early one until its gap fills).
+     */
     private readonly afterCommit: (rows: EventsTable[], outboxRows: number) => Promise<void>,
-  ) {}
+  ) {
+    this.maxLanes = dialect === 'postgres' ? 2 : 1;
+  }
 
   get queueSize(): number {
     return this.queue.length;
@@ -60,11 +73,18 @@ export class EventWriter {
     if (this.closed) return Promise.reject(new Error('the event writer is stopped'));
     return new Promise((resolve, reject) => {
       this.queue.push({ draft, resolve, reject });
-      if (!this.running) {
-        this.running = true;
-        // Started on the next tick so emits arriving in the same tick join the first batch.
+      if (this.lanes < this.maxLanes && !this.starting) {
+        this.starting = true;
+        // Started on the next tick so emits arriving in the same tick join the batch.
         setImmediate(() => {
-          this.drain().catch(() => {});
+          this.starting = false;
+          if (this.queue.length === 0 || this.lanes >= this.maxLanes) return;
+          this.lanes += 1;
+          this.drain()
+            .catch(() => {})
+            .finally(() => {
+              this.lanes -= 1;
+            });
         });
       }
     });
@@ -78,39 +98,35 @@ export class EventWriter {
   /** Waits for queued emits to be written; later writes are refused. */
   async close(): Promise<void> {
     this.closed = true;
-    while (this.running) await new Promise((r) => setTimeout(r, 5));
+    while (this.lanes > 0 || this.starting) await new Promise((r) => setTimeout(r, 5));
   }
 
   private async drain(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
-        let rows: EventsTable[];
-        const started = performance.now();
-        try {
-          rows = await this.commit(batch);
-        } catch (err) {
-          this.failedBatches += 1;
-          for (const p of batch) p.reject(err);
-          continue;
-        }
-        this.totalCommitMs += performance.now() - started;
-        this.committedBatches += 1;
-        this.committedEvents += rows.length;
-        this.lastSequence = rows[rows.length - 1]!.sequence;
-        try {
-          await this.afterCommit(
-            rows,
-            batch.reduce((n, p) => n + p.draft.subscriptionIds.length, 0),
-          );
-        } catch {
-          // Already committed: the emits succeeded; a failed follow-up leaves those events `emitted`.
-        } finally {
-          for (const [i, row] of rows.entries()) batch[i]!.resolve(row);
-        }
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      let rows: EventsTable[];
+      const started = performance.now();
+      try {
+        rows = await this.commit(batch);
+      } catch (err) {
+        this.failedBatches += 1;
+        for (const p of batch) p.reject(err);
+        continue;
       }
-    } finally {
-      this.running = false;
+      this.totalCommitMs += performance.now() - started;
+      this.committedBatches += 1;
+      this.committedEvents += rows.length;
+      this.lastSequence = Math.max(this.lastSequence, rows[rows.length - 1]!.sequence);
+      try {
+        await this.afterCommit(
+          rows,
+          batch.reduce((n, p) => n + p.draft.subscriptionIds.length, 0),
+        );
+      } catch {
+        // Already committed: the emits succeeded; a failed follow-up leaves those events `emitted`.
+      } finally {
+        for (const [i, row] of rows.entries()) batch[i]!.resolve(row);
+      }
     }
   }
 
