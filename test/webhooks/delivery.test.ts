@@ -116,6 +116,24 @@ describe('webhook delivery', { timeout: 30_000 }, () => {
     expect(Date.parse(view.last_delivery)).toBeGreaterThan(Date.now() - 60_000);
   });
 
+  it('takes a 2xx with a long body as delivered (read up to 64 KiB, then cut) and keeps delivering to that target', async () => {
+    receiver.respond = (req) => (req.path === '/chatty' ? { body: 'x'.repeat(300_000) } : {});
+    await createSubscription(t, admin, {
+      event_patterns: ['chatty.*'],
+      webhook_config: { url: `${receiver.url}/chatty` },
+    });
+    const first = await emit(t, admin, { event_type: 'chatty.one' });
+    await until(async () => (await getEvent(t, admin, first)).status === 'processed', 'the first delivery');
+    const second = await emit(t, admin, { event_type: 'chatty.two' });
+    await until(async () => (await getEvent(t, admin, second)).status === 'processed', 'the second delivery');
+    for (const id of [first, second]) {
+      expect((await getEvent(t, admin, id)).delivery_info.delivery_attempts).toEqual([
+        expect.objectContaining({ status: 'delivered', attempt: 1, response_status: 200 }),
+      ]);
+    }
+    expect(receiver.at('/chatty')).toHaveLength(2);
+  });
+
   it('fails verification of a tampered body and of a timestamp too old to accept', async () => {
     const secret = 'another-secret-for-tampering';
     await createSubscription(t, admin, {

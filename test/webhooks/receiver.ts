@@ -17,6 +17,8 @@ export interface Reply {
   headers?: Record<string, string>;
   delayMs?: number;
   hang?: boolean;
+  /** The response body (default `ok`). */
+  body?: string;
 }
 
 /**
@@ -58,7 +60,7 @@ export class Receiver {
         }
         const send = () => {
           res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...(reply.headers ?? {}) });
-          res.end('ok');
+          res.end(reply.body ?? 'ok');
         };
         if (reply.delayMs) setTimeout(send, reply.delayMs);
         else send();
