@@ -9,8 +9,6 @@ import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
 import type { ClaimedDelivery, OutboxStore } from './outbox-store.js';
 
-export type { DeliveryOutcome } from '../events/delivery-audit.js';
-
 export interface DeliveryResult {
   delivery: ClaimedDelivery;
   /** The lease holder that made the try; its writes apply only while it still holds the row. */
