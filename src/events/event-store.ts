@@ -167,7 +167,9 @@ export class EventStore {
       if (entry) entries.push(entry);
     }
     // Ids sort by time after their prefix (`aud_`, `att_`), which orders entries of the same millisecond.
-    return entries.sort((a, b) => compare(a.timestamp, b.timestamp) || compare(a.id.slice(4), b.id.slice(4)));
+    return entries.sort(
+      (a, b) => compare(a.timestamp, b.timestamp) || compare(unprefixed(a.id), unprefixed(b.id)),
+    );
   }
 
   async pendingOutbox(): Promise<number> {
@@ -181,3 +183,4 @@ export class EventStore {
 }
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const unprefixed = (id: string) => id.slice(id.indexOf('_') + 1);

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import { CompiledQuery, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { extend } from '../kernel/extend.js';
 import { newId } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
-import { preparedSql } from '../storage/dialect-sql.js';
+import { preparedSql, runSql } from '../storage/dialect-sql.js';
 import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
 import { type EventsTable, INSERT_COLUMNS } from './event-tables.js';
@@ -164,9 +164,7 @@ export class EventWriter {
       return rows;
     }
     return this.db.transaction().execute(async (trx) => {
-      const { rows: taken } = await trx.executeQuery<{ last: number }>(
-        CompiledQuery.raw(SQLITE_TAKE_NUMBERS, [rows.length]),
-      );
+      const { rows: taken } = await runSql<{ last: number }>(trx, SQLITE_TAKE_NUMBERS, [rows.length]);
       const base = Number(taken[0]!.last) - rows.length;
       for (const [i, row] of rows.entries()) {
         row.sequence = base + i + 1;
@@ -206,8 +204,15 @@ const PG_EVENT_TYPES: Record<(typeof EVENT_COLUMNS)[number], string> = {
   emitted_by: 'text',
   durable_subscribers: 'integer',
 };
+// An outbox row's `sequence` here is its event's place in the batch (1, 2, …) until the batch's numbers are known.
 const OUTBOX_COLUMNS = ['id', 'event_id', 'subscription_id', 'sequence', 'priority'] as const;
-const PG_OUTBOX_TYPES = ['text', 'text', 'text', 'bigint', 'integer'];
+const PG_OUTBOX_TYPES: Record<(typeof OUTBOX_COLUMNS)[number], string> = {
+  id: 'text',
+  event_id: 'text',
+  subscription_id: 'text',
+  sequence: 'bigint',
+  priority: 'integer',
+};
 
 /**
  * PostgreSQL: a batch is one statement, run on its own (its own transaction, one round trip). It updates the
@@ -222,22 +227,25 @@ const PG_OUTBOX_TYPES = ['text', 'text', 'text', 'bigint', 'integer'];
 const PG_INSERT_BATCH = preparedSql(
   (() => {
     const quoted = (cols: readonly string[]) => cols.map((c) => `"${c}"`).join(', ');
-    const fields = (types: readonly string[], row: string) =>
-      types.map((t, i) => (t === 'text' ? `${row} ->> ${i}` : `(${row} ->> ${i})::${t}`)).join(', ');
+    // Column i of a row array, typed as its column.
+    const field = (row: string, i: number, type: string) =>
+      type === 'text' ? `${row} ->> ${i}` : `(${row} ->> ${i})::${type}`;
+    const eventFields = EVENT_COLUMNS.map((c, i) => field('"u"."e"', i, PG_EVENT_TYPES[c]));
+    const outboxFields = OUTBOX_COLUMNS.map((c, i) =>
+      c === 'sequence'
+        ? `"taken"."base" + ${field('"o"."e"', i, PG_OUTBOX_TYPES[c])}`
+        : field('"o"."e"', i, PG_OUTBOX_TYPES[c]),
+    );
     return (
       `with "taken" as (update "event_sequence" set "last" = greatest("last", ` +
       `(select coalesce(max("sequence"), 0) from "events")) + $1::bigint where "id" = 1 ` +
       `returning "last" - $1::bigint as "base"), ` +
       `"stored" as (insert into "events" (${quoted(EVENT_COLUMNS)}, "sequence") ` +
-      `select ${fields(
-        EVENT_COLUMNS.map((c) => PG_EVENT_TYPES[c]),
-        '"u"."e"',
-      )}, "taken"."base" + "u"."ord" ` +
+      `select ${eventFields.join(', ')}, "taken"."base" + "u"."ord" ` +
       `from "taken", jsonb_array_elements($2::jsonb) with ordinality as "u"("e", "ord")), ` +
       `"queued" as (insert into "event_outbox" (${quoted(OUTBOX_COLUMNS)}, "status", "attempts", ` +
       `"next_attempt_at", "created_at", "updated_at") ` +
-      `select ${fields(PG_OUTBOX_TYPES.slice(0, 3), '"o"."e"')}, "taken"."base" + ("o"."e" ->> 3)::bigint, ` +
-      `("o"."e" ->> 4)::integer, 'pending', 0, $4::text, $4::text, $4::text ` +
+      `select ${outboxFields.join(', ')}, 'pending', 0, $4::text, $4::text, $4::text ` +
       `from "taken", jsonb_array_elements($3::jsonb) as "o"("e")) ` +
       `select "base" from "taken"`
     );
@@ -257,9 +265,12 @@ async function insertBatchPostgres(
 ): Promise<number> {
   const eventRows = JSON.stringify(events.map((e) => EVENT_COLUMNS.map((c) => e[c])));
   const outboxRows = JSON.stringify(outbox.map((o) => OUTBOX_COLUMNS.map((c) => o[c])));
-  const { rows } = await db.executeQuery<{ base: number }>(
-    CompiledQuery.raw(PG_INSERT_BATCH, [events.length, eventRows, outboxRows, events[0]!.timestamp]),
-  );
+  const { rows } = await runSql<{ base: number }>(db, PG_INSERT_BATCH, [
+    events.length,
+    eventRows,
+    outboxRows,
+    events[0]!.timestamp,
+  ]);
   if (rows.length === 0) throw new Error('the event_sequence row is missing (migration 0012)');
   return Number(rows[0]!.base);
 }

@@ -28,6 +28,30 @@ export function runSql<R>(
   return executor.executeQuery<R>(CompiledQuery.raw(text, [...params]));
 }
 
+// Ids per `list(?)` parameter, at most: a PostgreSQL array or a JSON text of a few tens of kilobytes.
+const IDS_PER_STATEMENT = 500;
+
+/**
+ * Runs a statement whose only parameter is a `list(?)` for every id (each once), a few hundred ids at a time,
+ * and answers the rows of all runs.
+ */
+export async function runSqlForIds<R>(
+  executor: Pick<Kysely<never>, 'executeQuery'>,
+  dialect: Dialect,
+  text: string,
+  ids: Iterable<string>,
+): Promise<R[]> {
+  const unique = [...new Set(ids)];
+  const rows: R[] = [];
+  for (let i = 0; i < unique.length; i += IDS_PER_STATEMENT) {
+    const result = await runSql<R>(executor, text, [
+      listParam(dialect, unique.slice(i, i + IDS_PER_STATEMENT)),
+    ]);
+    for (const r of result.rows) rows.push(r);
+  }
+  return rows;
+}
+
 const prepared = new Map<string, string>();
 
 /**

@@ -4,7 +4,7 @@ import { AUDIT_ACTIONS, auditDetails, type DeliveryOutcome, FAILED_CODE } from '
 import { type DeliveryAttemptsTable, type EventAuditTable, INSERT_COLUMNS } from '../events/event-tables.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
-import { dialectSql, listParam, runSql } from '../storage/dialect-sql.js';
+import { dialectSql, listParam, runSql, runSqlForIds } from '../storage/dialect-sql.js';
 import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
 import type { ClaimedDelivery, OutboxStore } from './outbox-store.js';
@@ -245,15 +245,8 @@ async function presentEvents(
   dialect: Dialect,
   ids: string[],
 ): Promise<Set<string>> {
-  const unique = [...new Set(ids)];
-  const present = new Set<string>();
-  for (let i = 0; i < unique.length; i += CHUNK) {
-    const { rows } = await runSql<{ event_id: string }>(trx, SQL[dialect].present, [
-      listParam(dialect, unique.slice(i, i + CHUNK)),
-    ]);
-    for (const r of rows) present.add(r.event_id);
-  }
-  return present;
+  const rows = await runSqlForIds<{ event_id: string }>(trx, dialect, SQL[dialect].present, ids);
+  return new Set(rows.map((r) => r.event_id));
 }
 
 async function updateOutbox(

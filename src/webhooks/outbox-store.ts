@@ -9,7 +9,7 @@ import {
 import type { EventCipher } from '../events/event-cipher.js';
 import type { EventsTable } from '../events/event-tables.js';
 import type { Dialect } from '../storage/database.js';
-import { dialectSql, listParam, runSql } from '../storage/dialect-sql.js';
+import { dialectSql, runSqlForIds } from '../storage/dialect-sql.js';
 import type { Tables } from '../storage/tables.js';
 import { auditRow } from './delivery-recorder.js';
 import { countFor, idIn, idNotIn } from './id-list.js';
@@ -316,24 +316,19 @@ export class OutboxStore {
   /** The events of claimed rows, ready to send (data decrypted); purged events are missing from the map. */
   async events(ids: readonly string[]): Promise<Map<string, DeliverableEvent>> {
     const out = new Map<string, DeliverableEvent>();
-    const unique = [...new Set(ids)];
-    for (let i = 0; i < unique.length; i += CHUNK) {
-      const { rows } = await runSql<EventsTable>(this.db, SQL[this.dialect].events, [
-        listParam(this.dialect, unique.slice(i, i + CHUNK)),
-      ]);
-      for (const r of rows) {
-        out.set(r.event_id, {
-          event_id: r.event_id,
-          event_type: r.event_type,
-          source: r.source,
-          timestamp: r.timestamp,
-          priority: r.priority,
-          sequence: Number(r.sequence),
-          dataJson: r.data_encrypted === 1 ? this.cipher.open(r.data) : r.data,
-          correlation_id: r.correlation_id,
-          expires_at: r.expires_at,
-        });
-      }
+    const rows = await runSqlForIds<EventsTable>(this.db, this.dialect, SQL[this.dialect].events, ids);
+    for (const r of rows) {
+      out.set(r.event_id, {
+        event_id: r.event_id,
+        event_type: r.event_type,
+        source: r.source,
+        timestamp: r.timestamp,
+        priority: r.priority,
+        sequence: Number(r.sequence),
+        dataJson: r.data_encrypted === 1 ? this.cipher.open(r.data) : r.data,
+        correlation_id: r.correlation_id,
+        expires_at: r.expires_at,
+      });
     }
     return out;
   }
@@ -344,12 +339,7 @@ export class OutboxStore {
    * sees every other's rows settled, so an event is never left `processing`.
    */
   async finalizeEvents(eventIds: readonly string[], executor: Kysely<Tables> = this.db): Promise<void> {
-    const unique = [...new Set(eventIds)];
-    for (let i = 0; i < unique.length; i += CHUNK) {
-      await runSql(executor, SQL[this.dialect].finalize, [
-        listParam(this.dialect, unique.slice(i, i + CHUNK)),
-      ]);
-    }
+    await runSqlForIds(executor, this.dialect, SQL[this.dialect].finalize, eventIds);
   }
 
   /**
@@ -423,8 +413,5 @@ async function markProcessing(
   dialect: Dialect,
   eventIds: readonly string[],
 ): Promise<void> {
-  const unique = [...new Set(eventIds)];
-  for (let i = 0; i < unique.length; i += CHUNK) {
-    await runSql(trx, SQL[dialect].markProcessing, [listParam(dialect, unique.slice(i, i + CHUNK))]);
-  }
+  await runSqlForIds(trx, dialect, SQL[dialect].markProcessing, eventIds);
 }
