@@ -15,7 +15,7 @@ export function dialectSql(dialect: Dialect, text: string): string {
 }
 
 /** The value of a `list(?)` parameter. */
-export function listParam(dialect: Dialect, ids: readonly string[]): string | string[] {
+function listParam(dialect: Dialect, ids: readonly string[]): string | string[] {
   return dialect === 'sqlite' ? JSON.stringify(ids) : [...ids];
 }
 
@@ -32,21 +32,21 @@ export function runSql<R>(
 const IDS_PER_STATEMENT = 500;
 
 /**
- * Runs a statement whose only parameter is a `list(?)` for every id (each once), a few hundred ids at a time,
- * and answers the rows of all runs.
+ * Runs a statement with a `list(?)` for every id (each once), a few hundred ids at a time, and answers the rows
+ * of all runs. `params` places that list among the statement's other parameters (by default it is the only one).
  */
 export async function runSqlForIds<R>(
   executor: Pick<Kysely<never>, 'executeQuery'>,
   dialect: Dialect,
   text: string,
   ids: Iterable<string>,
+  params: (list: string | string[]) => readonly unknown[] = (list) => [list],
 ): Promise<R[]> {
   const unique = [...new Set(ids)];
   const rows: R[] = [];
   for (let i = 0; i < unique.length; i += IDS_PER_STATEMENT) {
-    const result = await runSql<R>(executor, text, [
-      listParam(dialect, unique.slice(i, i + IDS_PER_STATEMENT)),
-    ]);
+    const list = listParam(dialect, unique.slice(i, i + IDS_PER_STATEMENT));
+    const result = await runSql<R>(executor, text, params(list));
     for (const r of result.rows) rows.push(r);
   }
   return rows;

@@ -4,7 +4,7 @@ import { AUDIT_ACTIONS, auditDetails, type DeliveryOutcome, FAILED_CODE } from '
 import { type DeliveryAttemptsTable, type EventAuditTable, INSERT_COLUMNS } from '../events/event-tables.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
-import { dialectSql, listParam, runSql, runSqlForIds } from '../storage/dialect-sql.js';
+import { dialectSql, runSql, runSqlForIds } from '../storage/dialect-sql.js';
 import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
 import type { ClaimedDelivery, OutboxStore } from './outbox-store.js';
@@ -39,7 +39,6 @@ export interface SettledDelivery {
   error: string | null;
 }
 
-const CHUNK = 500;
 const MAX_BATCH = 1000;
 // A write waits this long for more results to join it, unless this many are already waiting: at a few thousand
 // deliveries a second one commit then covers dozens of them (a commit costs about as much as 20 attempt rows).
@@ -265,16 +264,14 @@ async function updateOutbox(
     groups.set(key, g);
   }
   for (const { r, ids } of groups.values()) {
-    for (let i = 0; i < ids.length; i += CHUNK) {
-      await runSql(trx, SQL[dialect].settleMany, [
-        r.outcome,
-        r.attempt,
-        r.outcome === 'dropped' ? r.error : null,
-        now,
-        listParam(dialect, ids.slice(i, i + CHUNK)),
-        r.owner,
-      ]);
-    }
+    await runSqlForIds(trx, dialect, SQL[dialect].settleMany, ids, (list) => [
+      r.outcome,
+      r.attempt,
+      r.outcome === 'dropped' ? r.error : null,
+      now,
+      list,
+      r.owner,
+    ]);
   }
   for (const r of results) {
     if (r.outcome !== 'retry' && r.outcome !== 'failed') continue;
@@ -363,39 +360,37 @@ async function updateCounters(
   dialect: Dialect,
   tallies: Map<string, SubscriptionTally>,
 ): Promise<void> {
-  const entries = [...tallies];
-  const column = <T>(pick: (t: SubscriptionTally) => T) => entries.map(([, t]) => pick(t));
-  const ids = entries.map(([id]) => id);
-  const delivered = column((t) => t.delivered);
-  const failed = column((t) => t.failed);
-  // After a success in this write, the count of exhausted deliveries starts again from those after it.
-  const reset = column((t) => (t.hadSuccess ? 1 : 0));
-  const trailing = column((t) => t.trailingFailures);
-  const lastDelivery = column((t) => t.lastDelivery ?? null);
-  const lastError = column((t) => t.lastError ?? null);
-  if (dialect === 'sqlite') {
-    const rows = ids.map((id, i) => [
-      id,
-      delivered[i],
-      failed[i],
-      reset[i],
-      trailing[i],
-      lastDelivery[i],
-      lastError[i],
-    ]);
-    await runSql(trx, SQL.sqlite.counters, [JSON.stringify(rows)]);
-    return;
-  }
-  await runSql(trx, SQL.postgres.counters, [
-    ids,
-    delivered,
-    failed,
-    reset,
-    trailing,
-    lastDelivery,
-    lastError,
+  // One row per subscription, in the order of COUNTER_FIELDS. After a success in this write, the count of
+  // exhausted deliveries starts again from those after it (`reset`).
+  const rows = [...tallies].map(([id, t]) => [
+    id,
+    t.delivered,
+    t.failed,
+    t.hadSuccess ? 1 : 0,
+    t.trailingFailures,
+    t.lastDelivery ?? null,
+    t.lastError ?? null,
   ]);
+  if (dialect === 'sqlite') await runSql(trx, SQL.sqlite.counters, [JSON.stringify(rows)]);
+  // PostgreSQL: one array per field.
+  else
+    await runSql(
+      trx,
+      SQL.postgres.counters,
+      COUNTER_FIELDS.map((_, i) => rows.map((row) => row[i])),
+    );
 }
+
+// The fields of a subscription's counter row, with their PostgreSQL types.
+const COUNTER_FIELDS = [
+  ['id', 'text'],
+  ['delivered', 'integer'],
+  ['failed', 'integer'],
+  ['reset', 'integer'],
+  ['trailing', 'integer'],
+  ['last_delivery', 'text'],
+  ['last_error', 'text'],
+] as const;
 
 const COUNTERS_SET =
   '"events_delivered" = "subscriptions"."events_delivered" + "t"."delivered", ' +
@@ -418,16 +413,14 @@ const STATEMENTS = (dialect: Dialect) => ({
     'update "event_outbox" set "status" = ?, "attempts" = ?, "next_attempt_at" = ?, "lease_owner" = null, ' +
       '"lease_until" = null, "last_error" = ?, "updated_at" = ? where "id" = ? and "lease_owner" = ?',
   ),
-  // One row per subscription: [id, delivered, failed, reset, trailing, last_delivery, last_error].
+  // The rows of updateCounters: a JSON array of row arrays (SQLite), one array per field (PostgreSQL).
   counters:
     dialect === 'sqlite'
-      ? `update "subscriptions" set ${COUNTERS_SET} from (select "value" ->> 0 as "id", "value" ->> 1 as "delivered", ` +
-        `"value" ->> 2 as "failed", "value" ->> 3 as "reset", "value" ->> 4 as "trailing", ` +
-        `"value" ->> 5 as "last_delivery", "value" ->> 6 as "last_error" from json_each(?)) as "t" ` +
-        `where "subscriptions"."id" = "t"."id"`
-      : `update "subscriptions" set ${COUNTERS_SET} from unnest($1::text[], $2::integer[], $3::integer[], ` +
-        `$4::integer[], $5::integer[], $6::text[], $7::text[]) ` +
-        `as "t"("id", "delivered", "failed", "reset", "trailing", "last_delivery", "last_error") ` +
-        `where "subscriptions"."id" = "t"."id"`,
+      ? `update "subscriptions" set ${COUNTERS_SET} from (select ` +
+        COUNTER_FIELDS.map(([name], i) => `"value" ->> ${i} as "${name}"`).join(', ') +
+        ` from json_each(?)) as "t" where "subscriptions"."id" = "t"."id"`
+      : `update "subscriptions" set ${COUNTERS_SET} from unnest(` +
+        COUNTER_FIELDS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ') +
+        `) as "t"(${COUNTER_FIELDS.map(([name]) => `"${name}"`).join(', ')}) where "subscriptions"."id" = "t"."id"`,
 });
 const SQL = { sqlite: STATEMENTS('sqlite'), postgres: STATEMENTS('postgres') };

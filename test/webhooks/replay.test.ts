@@ -91,6 +91,13 @@ describe('event replay', { timeout: 30_000 }, () => {
       actor: 'admin',
       details: { replay_id: started.replay_id, subscription_ids: [subB] },
     });
+    // The replayed delivery's own entry carries the replay it was part of.
+    expect(
+      trail.filter(
+        (e: { action: string; details: { replay_id?: string } }) =>
+          e.action === 'event_delivered' && e.details.replay_id === started.replay_id,
+      ),
+    ).toEqual([expect.objectContaining({ details: expect.objectContaining({ subscription_id: subB }) })]);
     const task = await t.request('GET', `/api/v1/tasks/${started.replay_id}`, { token: admin });
     expect(task.data.data).toMatchObject({ type: 'event_replay', status: 'completed' });
   });

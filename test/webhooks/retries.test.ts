@@ -79,6 +79,19 @@ describe('webhook retries, timeouts and subscription health', { timeout: 30_000 
       'delivery_retried',
       'event_delivered',
     ]);
+    // Each retry's entry tells what went wrong and when the next attempt was due (read from its attempt row).
+    const trail = (await t.request('GET', `/api/v1/events/${id}/audit`, { token: admin })).data.data
+      .audit_trail;
+    expect(trail[1]).toMatchObject({
+      actor: 'webhook_dispatcher',
+      details: { subscription_id: sub.id, attempt: 1, response_status: 500, error: 'HTTP 500' },
+    });
+    for (const entry of trail.slice(1, 4)) {
+      expect(Date.parse(entry.details.next_attempt_at)).toBeGreaterThan(Date.parse(entry.timestamp));
+    }
+    expect(trail[4].details).toMatchObject({ attempt: 4, response_status: 200 });
+    expect(trail[4].details).not.toHaveProperty('next_attempt_at');
+    expect(trail[4].details).not.toHaveProperty('error');
     expect(await getSubscription(t, admin, sub.id)).toMatchObject({ events_delivered: 1, events_failed: 0 });
   });
 
@@ -102,7 +115,12 @@ describe('webhook retries, timeouts and subscription health', { timeout: 30_000 
     expect(trail.at(-1)).toMatchObject({
       action: 'delivery_failed',
       actor: 'webhook_dispatcher',
-      details: { error_code: 'WEBHOOK_DELIVERY_FAILED', attempt: 3, response_status: 503 },
+      details: {
+        error_code: 'WEBHOOK_DELIVERY_FAILED',
+        attempt: 3,
+        response_status: 503,
+        error: expect.stringMatching(/^HTTP 503/),
+      },
     });
     const view = await getSubscription(t, admin, sub.id);
     expect(view).toMatchObject({ status: 'active', events_delivered: 0, events_failed: 1, success_rate: 0 });
