@@ -7,6 +7,15 @@ it('ends open streams with a shutdown message so closing the platform is not hel
   try {
     const base = await t.platform.listen();
     const token = (await t.createUser('leaver', ['user'])).access;
+    // The set-up's own platform events (the logins, user.created) are stored without the requests waiting for
+    // them: once they are, bye.now is the newest event, whatever order concurrent batches commit in.
+    const admin = await t.adminToken();
+    const stored = async (type: string) =>
+      (await t.request('GET', `/api/v1/events?event_type=${type}`, { token: admin })).data.data.events.length;
+    for (let i = 0; (await stored('auth.login')) < 2 || (await stored('user.created')) < 1; i++) {
+      if (i === 100) throw new Error('the set-up events were not stored within 2 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     const emitted = await t.request('POST', '/api/v1/events', { token, body: { event_type: 'bye.now' } });
     const sse = new RawSse(`${base}/api/v1/events/stream?patterns=bye.*`, {
       authorization: `Bearer ${token}`,
