@@ -17,6 +17,8 @@ export async function createSqliteLogStore(dataDir: string): Promise<KyselyLogSt
   // Losing the last second of logs in a power cut is acceptable; an fsync per batch is not needed.
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
+  // Statement journals of its multi-row inserts in memory, not in temporary files (as the main database).
+  sqlite.pragma('temp_store = MEMORY');
   const db = new Kysely<LogTables>({ dialect: new SqliteDialect({ database: sqlite }) });
   await createLogEntriesTable(db as unknown as Kysely<unknown>, true);
   let closed = false;
