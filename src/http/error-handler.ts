@@ -138,6 +138,14 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
     request.log.error({ err: error }, 'transaction aborted by a conflict with another one');
     return new AppError('SERVICE_UNAVAILABLE', undefined, { headers: { 'retry-after': '5' } });
   }
+  if (isStorageFailure(error)) {
+    // The database refused to write (a full disk, an I/O error, a lock held past the busy timeout): the change
+    // was rolled back whole, and the client may retry once the operator has made room.
+    request.log.error({ err: error }, 'the database could not store a change');
+    return new AppError('SERVICE_UNAVAILABLE', 'The database cannot store changes right now; retry shortly', {
+      headers: { 'retry-after': '5' },
+    });
+  }
   if (isUnavailable(error)) {
     // An outage of a backing service, not a bug: one warning per request, and the client is told to retry.
     request.log.warn({ err: error }, 'backing service unavailable');
@@ -151,6 +159,18 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
 function isUnstorableText(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return code === '22021' || code === '22P05';
+}
+
+/** SQLite's full disk, I/O, lock and read-only failures; PostgreSQL's "insufficient resources" class (53). */
+function isStorageFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return false;
+  return (
+    code === 'SQLITE_FULL' ||
+    code === 'SQLITE_CANTOPEN' ||
+    /^SQLITE_(IOERR|BUSY|READONLY)/.test(code) ||
+    /^53[0-9A-Z]{3}$/.test(code)
+  );
 }
 
 /** Connection failures to PostgreSQL or Redis answer 503 fast, so clients retry rather than report a bug. */

@@ -7,6 +7,10 @@ import type { SqliteDatabase } from 'kysely';
  * busy server's CPU; the platform's queries are few distinct texts run many times. A statement that is
  * still being iterated (a streamed query) is busy and cannot run twice at once, so such a caller gets a
  * fresh statement instead.
+ *
+ * Some failures (a full disk, an I/O error) make SQLite roll the transaction back itself. Kysely then asks for a
+ * `rollback`, which would fail with "no transaction is active" and take the place of the error that says what
+ * went wrong; with no transaction open that `rollback` does nothing.
  */
 export function withStatementCache(sqlite: BetterSqlite3.Database, max = 500): SqliteDatabase {
   const statements = new Map<string, BetterSqlite3.Statement>();
@@ -16,6 +20,7 @@ export function withStatementCache(sqlite: BetterSqlite3.Database, max = 500): S
       sqlite.close();
     },
     prepare(sql: string) {
+      if (sql === 'rollback' && !sqlite.inTransaction) return ALREADY_ROLLED_BACK;
       const cached = statements.get(sql);
       if (cached && !cached.busy) {
         // Re-inserted, so the Map's order stays least recently used first.
@@ -32,3 +37,9 @@ export function withStatementCache(sqlite: BetterSqlite3.Database, max = 500): S
     },
   };
 }
+
+const ALREADY_ROLLED_BACK = {
+  reader: false,
+  busy: false,
+  run: () => ({ changes: 0, lastInsertRowid: 0 }),
+} as unknown as BetterSqlite3.Statement;
