@@ -3,6 +3,7 @@ import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from '../http/app-error.js';
 import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
+import { isUnstorableText } from '../kernel/storable-text.js';
 import type { EventBus } from './event-bus.js';
 import type { EventCipher } from './event-cipher.js';
 import { mayRead } from './event-data.js';
@@ -122,6 +123,8 @@ export class EventService {
       user_agent: origin.userAgent,
       ip_address: origin.ipAddress,
     });
+    assertStorable('source', input.source);
+    assertStorable('metadata.correlation_id', metadata.correlation_id);
     const facts = {
       event_type: eventType,
       source: input.source ?? 'api',
@@ -223,6 +226,18 @@ function emittedEntry(row: EventsTable) {
       sequence: Number(row.sequence),
     },
   };
+}
+
+/**
+ * Refuses, on its own, an emit whose text fields would make its batch's statement fail: the emits written with
+ * it must not be refused for it.
+ */
+function assertStorable(field: string, value: string | undefined): void {
+  if (value === undefined || !isUnstorableText(value)) return;
+  throw new AppError('VALIDATION_ERROR', `${field} holds characters that cannot be stored (such as NUL)`, {
+    status: 400,
+    details: { field, reason: 'unsupported characters' },
+  });
 }
 
 const eventNotFound = (eventId: string) =>
