@@ -1,4 +1,5 @@
 import { newId } from '../kernel/new-id.js';
+import { storableText } from '../kernel/storable-text.js';
 import type { LogEntriesTable } from './log-tables.js';
 
 /** The level names of spec §2.11, by pino level number. FATAL has no name there and is stored as ERROR. */
@@ -39,7 +40,9 @@ export function toLogRow(line: string): LogEntriesTable | undefined {
   if (typeof o !== 'object' || o === null) return undefined;
   const value = typeof o['level'] === 'number' ? o['level'] : 30;
   const time = typeof o['time'] === 'number' ? o['time'] : Date.now();
-  const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? v : null);
+  // Text a database could not store is replaced: one such line would fail its whole batch, which is kept and
+  // retried, so it would stop the log store.
+  const str = (v: unknown) => (typeof v === 'string' && v.length > 0 ? storableText(v) : null);
   const req = o['req'] as { remoteAddress?: unknown } | undefined;
   const requestId = str(o['request_id']) ?? str(o['reqId']);
   const metadata: Record<string, unknown> = {};
@@ -55,7 +58,8 @@ export function toLogRow(line: string): LogEntriesTable | undefined {
     level: levelName(value),
     level_value: value,
     component: str(o['component']) ?? (o['reqId'] ? 'http' : 'platform'),
-    message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message,
+    // After the cut, which may split a surrogate pair.
+    message: storableText(message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message),
     request_id: requestId,
     user_id: str(o['user_id']),
     ip_address: str(o['ip_address']) ?? str(req?.remoteAddress),

@@ -73,6 +73,23 @@ describe('log store and the system logs endpoint', () => {
     expect(page2.pagination.has_next).toBe(false);
   });
 
+  it('stores a line holding text PostgreSQL refuses (NUL, a lone surrogate) with it replaced, and the lines around it', async () => {
+    const log = t.platform.context.app.log.child({ component: 'unstorable-test' });
+    log.warn('before it');
+    log.warn({ user_id: 'usr_\u0000x' }, 'NUL \u0000 and a lone \ud800 surrogate');
+    // Cut at 8,192 characters between the two halves of a pair.
+    log.warn(`${'a'.repeat(8191)}😀`);
+    log.warn('after it');
+    await logsOf(t).flush();
+    const { logs } = await query('component=unstorable-test');
+    expect(logs.map((l) => l.message)).toEqual([
+      'after it',
+      `${'a'.repeat(8191)}\ufffd…`,
+      'NUL \ufffd and a lone \ufffd surrogate',
+      'before it',
+    ]);
+  });
+
   it('filters by time range', async () => {
     const future = new Date(Date.now() + 3_600_000).toISOString();
     expect((await query(`component=billing-test&start_time=${future}`)).logs).toHaveLength(0);
