@@ -1,6 +1,7 @@
 // NUL, and a UTF-16 surrogate without its pair: PostgreSQL refuses both in a text value, and a statement that
 // holds one fails whole (a batch of events or log lines with it); SQLite would store NUL and mangle the other.
 // As escapes inside JSON text (data, metadata) they are harmless.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is one of the characters looked for.
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
 
