@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { extend } from '../kernel/extend.js';
 import { newId } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
-import { preparedSql, runSql } from '../storage/dialect-sql.js';
+import { dialectSql, preparedSql, runSql, runSqlForIds } from '../storage/dialect-sql.js';
 import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
 import { type EventsTable, INSERT_COLUMNS } from './event-tables.js';
@@ -47,6 +47,7 @@ export class EventWriter {
    * SQLite writes synchronously on one connection: one.
    */
   private readonly maxLanes: number;
+  private readonly sql: { existingSubscriptions: string };
   committedEvents = 0;
   committedBatches = 0;
   failedBatches = 0;
@@ -63,6 +64,9 @@ export class EventWriter {
     private readonly afterCommit: (rows: EventsTable[], outboxRows: number) => Promise<void>,
   ) {
     this.maxLanes = dialect === 'postgres' ? 2 : 1;
+    this.sql = {
+      existingSubscriptions: dialectSql(dialect, 'select "id" from "subscriptions" where "id" in list(?)'),
+    };
   }
 
   get queueSize(): number {
@@ -130,7 +134,39 @@ export class EventWriter {
     }
   }
 
+  /**
+   * Writes a batch. A subscription an event matched may be deleted before the batch is written (its outbox rows
+   * then break the foreign key, and the batch fails whole): those rows are dropped and the batch written again,
+   * so the other emits of the batch are not refused for it.
+   */
   private async commit(batch: Pending[]): Promise<EventsTable[]> {
+    try {
+      return await this.writeBatch(batch);
+    } catch (err) {
+      if (!isForeignKeyViolation(err)) throw err;
+      const matched = batch.flatMap((p) => p.draft.subscriptionIds);
+      const existing = new Set(
+        (
+          await runSqlForIds<{ id: string }>(this.db, this.dialect, this.sql.existingSubscriptions, matched)
+        ).map((r) => r.id),
+      );
+      for (const p of batch) {
+        const kept = p.draft.subscriptionIds.filter((id) => existing.has(id));
+        const gone = p.draft.subscriptionIds.length - kept.length;
+        if (gone === 0) continue;
+        p.draft = extend(p.draft, {
+          subscriptionIds: kept,
+          row: extend(p.draft.row, {
+            durable_subscribers: kept.length,
+            subscriber_count: p.draft.row.subscriber_count - gone,
+          }),
+        });
+      }
+      return this.writeBatch(batch);
+    }
+  }
+
+  private async writeBatch(batch: Pending[]): Promise<EventsTable[]> {
     const now = performance.now();
     const rows: EventsTable[] = batch.map((p) =>
       extend(p.draft.row, {
@@ -177,6 +213,12 @@ export class EventWriter {
     });
   }
 }
+
+/** PostgreSQL's and SQLite's foreign key violations. */
+const isForeignKeyViolation = (err: unknown): boolean => {
+  const code = (err as { code?: unknown }).code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+};
 
 // The numbers of a batch are taken from the `event_sequence` row (migration 0012), or past the largest stored
 // sequence if that is further on (a database restored from an archive whose counter is behind).

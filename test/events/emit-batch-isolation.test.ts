@@ -39,4 +39,31 @@ describe('an unstorable event among concurrent emits', { timeout: 30_000 }, () =
     const stored = await t.request('GET', '/api/v1/events?event_type=batch.*&per_page=100', { token: admin });
     expect(stored.data.data.pagination.total).toBe(40);
   });
+
+  it('stores every emit while a subscription it matched is deleted at the same moment', async () => {
+    for (let round = 0; round < 5; round++) {
+      const created = await t.request('POST', '/api/v1/events/subscriptions', {
+        token: admin,
+        body: {
+          name: `race-${round}`,
+          event_patterns: ['race.*'],
+          webhook_config: { url: 'https://hooks.example.test/in' },
+        },
+      });
+      expect(created.statusCode).toBe(201);
+      const id = created.data.data.subscription.subscription_id as string;
+      const emits = Array.from({ length: 30 }, (_, i) =>
+        t.request('POST', '/api/v1/events', {
+          token: admin,
+          body: { event_type: 'race.tick', data: { round, i } },
+        }),
+      );
+      const removed = t.request('DELETE', `/api/v1/events/subscriptions/${id}`, { token: admin });
+      const answers = await Promise.all(emits);
+      expect((await removed).statusCode).toBe(200);
+      for (const res of answers) expect(res.statusCode, res.body).toBe(201);
+    }
+    const stored = await t.request('GET', '/api/v1/events?event_type=race.tick&per_page=1', { token: admin });
+    expect(stored.data.data.pagination.total).toBe(150);
+  });
 });
