@@ -41,6 +41,7 @@ export default {
     ctx.routes.get('/config', () => ({ token: ctx.config.token }));
     ctx.routes.get('/hooks', () => ({ hooks: ctx.config.hooks }));
     ctx.routes.post('/health', (req) => { ctx.health.report(req.body.status, req.body.details); return null; });
+    ctx.routes.post('/log', (req) => { for (const line of req.body.lines) ctx.logger.info(line); return null; });
     ctx.tasks.register('double', (task) => ({ doubled: task.details.n * 2 }));
     await ctx.events.subscribe(['order.*'], (event, delivery) => { received.push({ type: event.event_type, attempt: delivery.attempt }); });
     ctx.logger.info('kitchen ready', { greeting: ctx.config.greeting });
@@ -370,6 +371,21 @@ describe('the ctx of a plugin: routes, storage, cache, events, tasks, config, lo
     const after = (await t.request('GET', '/api/v1/admin/plugins/kitchen', { token })).data.data.plugin;
     expect(after).toMatchObject({ health: 'unhealthy', health_details: { oven: 'cold' } });
     await t.request('POST', '/api/v1/ext/kitchen/health', { token, body: { status: 'healthy' } });
+  });
+
+  it('keeps log lines holding text PostgreSQL refuses (NUL, half a surrogate pair) with it replaced, and the lines around them', async () => {
+    const lines = ['line one', 'NUL \u0000 and a lone \ud800 here', `${'b'.repeat(1999)}😀`, 'line four'];
+    const res = await t.request('POST', '/api/v1/ext/kitchen/log', { token, body: { lines } });
+    expect(res.statusCode, res.body).toBeLessThan(300);
+    const detail = (await t.request('GET', '/api/v1/admin/plugins/kitchen', { token })).data.data.plugin;
+    const messages = (detail.logs as { message: string }[]).map((l) => l.message);
+    const at = messages.indexOf('line one');
+    expect(messages.slice(at, at + 4)).toEqual([
+      'line one',
+      'NUL \ufffd and a lone \ufffd here',
+      `${'b'.repeat(1999)}\ufffd…`,
+      'line four',
+    ]);
   });
 
   it('reports measured metrics: requests, response time, requests per minute, error rate', async () => {
