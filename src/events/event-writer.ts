@@ -4,6 +4,7 @@ import { extend } from '../kernel/extend.js';
 import { newId } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
 import { dialectSql, preparedSql, runSql, runSqlForIds } from '../storage/dialect-sql.js';
+import { isForeignKeyViolation } from '../storage/foreign-key-violation.js';
 import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
 import { type EventsTable, INSERT_COLUMNS } from './event-tables.js';
@@ -213,12 +214,6 @@ export class EventWriter {
     });
   }
 }
-
-/** PostgreSQL's and SQLite's foreign key violations. */
-const isForeignKeyViolation = (err: unknown): boolean => {
-  const code = (err as { code?: unknown }).code;
-  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
-};
 
 // The numbers of a batch are taken from the `event_sequence` row (migration 0012), or past the largest stored
 // sequence if that is further on (a database restored from an archive whose counter is behind).

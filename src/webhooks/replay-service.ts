@@ -6,6 +6,7 @@ import { isValidEventType } from '../events/event-type.js';
 import { isValidPattern } from '../events/pattern-matcher.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
+import { isForeignKeyViolation } from '../storage/foreign-key-violation.js';
 import type { Tables } from '../storage/tables.js';
 import type { TaskActor, TaskContext, TaskRunner } from '../tasks/task-runner.js';
 import { EventSelection, type EventSelector } from './event-selection.js';
@@ -169,7 +170,7 @@ export class ReplayService {
   async run(task: TaskContext): Promise<Record<string, unknown>> {
     const d = task.details as unknown as ReplayDetails;
     const replayId = task.taskId;
-    const targets = await this.loadTargets(d.target_subscribers);
+    let targets = await this.loadTargets(d.target_subscribers);
     const selector = { ...selectorOf(d.event_filter), upToSequence: d.up_to_sequence };
     const types = await this.selection.resolveTypes(selector.types);
     const total = d.events_to_replay;
@@ -236,7 +237,24 @@ export class ReplayService {
             report();
             continue;
           }
-          const rows = await this.queue(event, matching, replayId, d.actor ?? 'admin');
+          const rows = await this.queueToExisting(event, matching, replayId, d.actor ?? 'admin', (id) => {
+            // A target deleted during the replay is left out from here on; the event where that showed says so.
+            targets = targets.filter((t) => t.id !== id);
+            tally.errorCount += 1;
+            if (errors.length < MAX_ERRORS) {
+              errors.push({
+                event_id: event.event_id,
+                subscription_id: id,
+                error: 'the subscription was deleted',
+              });
+            }
+          });
+          if (rows.size === 0) {
+            tally.skipped += 1;
+            tally.replayed += 1;
+            report();
+            continue;
+          }
           tally.queued += rows.size;
           this.deps.dispatcher.wake();
           const waiting = watcher.wait([...rows.keys()], task.signal).then((settled) => {
@@ -277,6 +295,34 @@ export class ReplayService {
       deliveries_delivered: tally.delivered,
       deliveries_failed: tally.failed,
     };
+  }
+
+  /**
+   * Queues one event for those of the matching targets that still exist: a subscription deleted since the
+   * replay began fails the insert (foreign key), is reported through `onGone`, and the event is queued again
+   * for the others.
+   */
+  private async queueToExisting(
+    event: { event_id: string; sequence: number; priority: number },
+    matching: Target[],
+    replayId: string,
+    actor: string,
+    onGone: (subscriptionId: string) => void,
+  ): Promise<Map<string, string>> {
+    try {
+      return await this.queue(event, matching, replayId, actor);
+    } catch (err) {
+      if (!isForeignKeyViolation(err)) throw err;
+      const ids = matching.map((t) => t.id);
+      const existing = new Set(
+        (await this.deps.db.selectFrom('subscriptions').select('id').where('id', 'in', ids).execute()).map(
+          (r) => r.id,
+        ),
+      );
+      for (const id of ids) if (!existing.has(id)) onGone(id);
+      const left = matching.filter((t) => existing.has(t.id));
+      return left.length === 0 ? new Map() : this.queue(event, left, replayId, actor);
+    }
   }
 
   /** Queues one event for the matching targets, with its `event_replayed` audit entry, in one transaction. */

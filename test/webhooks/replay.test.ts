@@ -130,6 +130,38 @@ describe('event replay', { timeout: 30_000 }, () => {
     expect(record.progress.events_replayed).toBeLessThan(5);
   });
 
+  it('goes on for the other targets when a target subscription is deleted during the replay', async () => {
+    const gone = (
+      await createSubscription(t, admin, {
+        event_patterns: ['ledger.*'],
+        webhook_config: { url: `${receiver.url}/gone` },
+      })
+    ).id;
+    const res = await replay({
+      event_filter: { event_types: ['ledger.entry'] },
+      target_subscribers: [gone, subB],
+      replay_mode: 'sequential',
+      delay_between_events_ms: 300,
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const id = res.data.data.replay_id;
+    await until(async () => (await status(id)).progress.events_replayed >= 1, 'the first replayed event');
+    const removed = await t.request('DELETE', `/api/v1/events/subscriptions/${gone}`, { token: admin });
+    expect(removed.statusCode).toBe(200);
+    await until(
+      async () => ['completed', 'failed'].includes((await status(id)).status),
+      'the end of the replay',
+    );
+    const done = await status(id);
+    expect(done.status, JSON.stringify(done)).toBe('completed');
+    expect(done.progress.events_replayed).toBe(5);
+    const toB = receiver.requests.filter((r) => r.headers['x-platform-replay'] === id && r.path === '/b');
+    expect(toB.map((r) => r.json.event_id)).toEqual(ids);
+    // The deleted target's remaining events are reported, and none of the errors is a database message.
+    expect(done.errors.some((e: { subscription_id: string }) => e.subscription_id === gone)).toBe(true);
+    expect(JSON.stringify(done.errors)).not.toMatch(/constraint|SQLITE|violates/i);
+  });
+
   it('refuses bad requests with clear errors, and non-admins', async () => {
     expect((await replay({ target_subscribers: ['sub_missing'] })).data.error.code).toBe(
       'SUBSCRIPTION_NOT_FOUND',

@@ -1,0 +1,5 @@
+/** A write refused because a row it refers to is gone (PostgreSQL's 23503, SQLite's foreign key constraint). */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
