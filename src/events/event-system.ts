@@ -40,7 +40,7 @@ export async function registerEventSystem(ctx: PlatformContext): Promise<EventSy
     cfg().events.encryption_key || (await ctx.systemState.getOrCreate('events.encryption_key', newEventKey));
   const cipher = new EventCipher(key);
   const store = new EventStore(db);
-  const subscriptionStore = new SubscriptionStore(db);
+  const subscriptionStore = new SubscriptionStore(db, database.dialect);
   const subscriptionIndex = new SubscriptionIndex(subscriptionStore, shared, (err) =>
     app.log.warn({ err }, 'could not reload subscriptions'),
   );

@@ -38,12 +38,6 @@ export class SubscriptionService {
 
   /** @returns the stored row and the secret in full (for the creation response only). */
   async create(caller: Caller, input: CreateSubscription): Promise<{ row: SubscriptionRow; secret: string }> {
-    const limit = this.deps.config().events.max_subscriptions_per_user;
-    if ((await this.deps.store.countForOwner(caller.userId)) >= limit) {
-      throw new AppError('SUBSCRIPTION_LIMIT_EXCEEDED', `At most ${limit} subscriptions per user`, {
-        details: { limit },
-      });
-    }
     checkPatterns(input.event_patterns);
     const url = input.webhook_config.url;
     if (url === undefined) {
@@ -79,7 +73,12 @@ export class SubscriptionService {
       created_at: now,
       updated_at: now,
     };
-    await this.deps.store.insert(row);
+    const limit = this.deps.config().events.max_subscriptions_per_user;
+    if (!(await this.deps.store.insertWithinLimit(row, limit))) {
+      throw new AppError('SUBSCRIPTION_LIMIT_EXCEEDED', `At most ${limit} subscriptions per user`, {
+        details: { limit },
+      });
+    }
     await this.deps.index.changed();
     return { row, secret };
   }

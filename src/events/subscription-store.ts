@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { Dialect } from '../storage/database.js';
 import { retryOnConflict } from '../storage/retry-on-conflict.js';
 import type { Tables } from '../storage/tables.js';
 import type { SubscriptionsTable } from './event-tables.js';
@@ -15,7 +16,10 @@ export interface SubscriptionListFilter {
 
 /** Storage of durable subscriptions (webhook and plugin). */
 export class SubscriptionStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly dialect: Dialect,
+  ) {}
 
   async insert(row: SubscriptionRow): Promise<void> {
     await this.db.insertInto('subscriptions').values(row).execute();
@@ -37,13 +41,25 @@ export class SubscriptionStore {
       : rows.filter((r) => (JSON.parse(r.event_patterns) as string[]).includes(pattern));
   }
 
-  async countForOwner(ownerId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('subscriptions')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('owner_id', '=', ownerId)
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
+  /**
+   * Stores a subscription unless its owner already has `limit`; answers whether it was stored. Creations that
+   * arrive together are counted one after another: PostgreSQL locks the owner's user row first (on every
+   * instance), and SQLite's one connection runs the transaction whole.
+   */
+  async insertWithinLimit(row: SubscriptionRow, limit: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      if (this.dialect === 'postgres') {
+        await trx.selectFrom('users').select('id').where('id', '=', row.owner_id).forUpdate().execute();
+      }
+      const count = await trx
+        .selectFrom('subscriptions')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('owner_id', '=', row.owner_id)
+        .executeTakeFirst();
+      if (Number(count?.n ?? 0) >= limit) return false;
+      await trx.insertInto('subscriptions').values(row).execute();
+      return true;
+    });
   }
 
   async update(id: string, changes: Partial<SubscriptionRow>): Promise<void> {

@@ -55,7 +55,7 @@ export async function registerPluginModule(
     },
     pluginSubscriptions: deps.pluginSubscriptions,
     subscriptionStates: new PluginSubscriptionStates(
-      new SubscriptionStore(db),
+      new SubscriptionStore(db, database.dialect),
       deps.eventSystem.subscriptionIndex,
     ),
     logBook,

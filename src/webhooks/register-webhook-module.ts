@@ -30,7 +30,7 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
   const { app, cfg, database } = ctx;
   const consumers = new PluginConsumers();
   const pluginSubscriptions = new PluginSubscriptions({
-    store: new SubscriptionStore(database.db),
+    store: new SubscriptionStore(database.db, database.dialect),
     index: eventSystem.subscriptionIndex,
     consumers,
     defaultTimeoutSeconds: () => cfg().webhooks.default_timeout_seconds,

@@ -243,6 +243,16 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
     for (const id of made) {
       await remove(id, bob.access);
     }
+    // Sent at once, the limit still holds: exactly three are made.
+    const burst = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        create(bob.access, { event_patterns: [`burst.${i}`], webhook_config: hook }),
+      ),
+    );
+    expect(burst.map((r) => r.statusCode).sort()).toEqual([201, 201, 201, 429, 429, 429, 429, 429]);
+    for (const res of burst.filter((r) => r.statusCode === 201)) {
+      await remove(res.data.data.subscription.subscription_id, bob.access);
+    }
   });
 
   it('manages webhooks through /api/v1/webhooks', async () => {
