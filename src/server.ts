@@ -158,7 +158,7 @@ async function assemble(
   const systemState = new SystemStateStore(db);
   const jwtSecret =
     cfg().auth.jwt_secret || (await systemState.getOrCreate('auth.jwt_secret', () => randomToken(48)));
-  const users = new UserStore(db);
+  const users = new UserStore(db, database.dialect);
   const sessions = new SessionStore(db);
   const apiKeys = new ApiKeyStore(db);
   const hasher = createPasswordHasher(cfg().auth.argon2_memory_kib, cfg().auth.argon2_time_cost);

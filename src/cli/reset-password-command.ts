@@ -34,7 +34,7 @@ export async function resetPasswordCommand(
   const database = await createDatabase(config);
   const shared = await createSharedState(config);
   const hasher = createPasswordHasher(config.auth.argon2_memory_kib, config.auth.argon2_time_cost);
-  const users = new UserStore(database.db);
+  const users = new UserStore(database.db, database.dialect);
   const auth = new AuthService({
     config: () => config,
     users,

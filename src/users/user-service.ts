@@ -245,10 +245,9 @@ export class UserService {
       changes.preferences = JSON.stringify({ ...preferencesOf(row), ...input.preferences });
       changed['preferences'] = input.preferences;
     }
-    await this.assertAdminRemains(row, roles, status);
     if (Object.keys(changes).length > 0) {
       try {
-        await this.deps.users.update(id, changes);
+        await this.applyKeepingAnAdmin(row, roles, status, changes);
       } catch (err) {
         if (isUniqueViolation(err)) throw conflict('email', String(changes.email));
         throw err;
@@ -288,11 +287,10 @@ export class UserService {
         details: { field: 'user_id', reason: 'self' },
       });
     }
-    await this.assertAdminRemains(row, rolesOf(row), 'suspended');
     const days = input.duration_days ?? 0;
     const until = days > 0 ? new Date(Date.now() + days * 86_400_000).toISOString() : null;
     const reason = input.reason ?? '';
-    await this.deps.users.update(id, {
+    await this.applyKeepingAnAdmin(row, rolesOf(row), 'suspended', {
       status: 'suspended',
       suspended_until: until,
       suspension_reason: reason,
@@ -380,9 +378,8 @@ export class UserService {
         details: { field: 'user_id', reason: 'self' },
       });
     }
-    await this.assertAdminRemains(row, [], 'deleted');
     // Sessions and API keys go with the row (foreign keys cascade); the caches everywhere are told at once.
-    await this.deps.users.delete(id);
+    await this.applyKeepingAnAdmin(row, [], 'deleted', 'delete');
     await this.deps.auth.userChanged(id);
     await this.deps.audit.record(request, {
       action: 'user.delete',
@@ -402,12 +399,25 @@ export class UserService {
     }
   }
 
-  /** The platform always keeps one active administrator: the last one cannot be demoted, deactivated or removed. */
-  private async assertAdminRemains(row: UserRow, rolesAfter: readonly string[], statusAfter: string) {
+  /**
+   * Applies a change to a user (or deletes it). The platform always keeps one active administrator: a change
+   * that would demote, deactivate, suspend or remove the last one is refused, and the check and the change are
+   * made together (two administrators removing each other at once leave one).
+   */
+  private async applyKeepingAnAdmin(
+    row: UserRow,
+    rolesAfter: readonly string[],
+    statusAfter: string,
+    change: Updateable<UsersTable> | 'delete',
+  ): Promise<void> {
     const wasActiveAdmin = row.status === 'active' && rolesOf(row).includes('admin');
     const staysActiveAdmin = statusAfter === 'active' && rolesAfter.includes('admin');
-    if (!wasActiveAdmin || staysActiveAdmin) return;
-    if ((await this.deps.users.countActiveAdmins(row.id)) === 0) {
+    if (!wasActiveAdmin || staysActiveAdmin) {
+      if (change === 'delete') await this.deps.users.delete(row.id);
+      else await this.deps.users.update(row.id, change);
+      return;
+    }
+    if (!(await this.deps.users.changeKeepingAnAdmin(row.id, change))) {
       throw new AppError('RESOURCE_CONFLICT', 'This is the last active administrator', {
         details: { field: 'user_id', reason: 'last_active_admin' },
       });

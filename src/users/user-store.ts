@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
+import type { Dialect } from '../storage/database.js';
 import type { Tables, UsersTable } from '../storage/tables.js';
 
 export type UserRow = Selectable<UsersTable>;
@@ -31,7 +32,10 @@ const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\$
 
 /** Storage of user accounts. */
 export class UserStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly dialect: Dialect,
+  ) {}
 
   async create(input: NewUser): Promise<UserRow> {
     const now = nowIso();
@@ -156,16 +160,33 @@ export class UserStore {
     return ids;
   }
 
-  /** Active users holding the admin role, other than `exceptId`. */
-  async countActiveAdmins(exceptId?: string): Promise<number> {
-    let q = this.db
-      .selectFrom('users')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '=', 'active')
-      .where('roles', 'like', '%"admin"%');
-    if (exceptId) q = q.where('id', '!=', exceptId);
-    const row = await q.executeTakeFirst();
-    return Number(row?.n ?? 0);
+  /**
+   * Changes (or deletes) a user unless that would leave no other active administrator; answers false, having
+   * changed nothing, when it would. The count and the change are one transaction, and on PostgreSQL every
+   * active administrator's row is locked first, in id order: two such changes at once (two administrators
+   * removing each other) are counted one after the other, on any instance. SQLite's one connection runs the
+   * transaction whole.
+   */
+  async changeKeepingAnAdmin(id: string, change: Updateable<UsersTable> | 'delete'): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const admins = trx
+        .selectFrom('users')
+        .select('id')
+        .where('status', '=', 'active')
+        .where('roles', 'like', '%"admin"%')
+        .orderBy('id');
+      const rows = await (this.dialect === 'postgres' ? admins.forUpdate() : admins).execute();
+      if (!rows.some((r) => r.id !== id)) return false;
+      if (change === 'delete') await trx.deleteFrom('users').where('id', '=', id).execute();
+      else {
+        await trx
+          .updateTable('users')
+          .set({ ...change, updated_at: nowIso() })
+          .where('id', '=', id)
+          .execute();
+      }
+      return true;
+    });
   }
 
   /**
