@@ -14,12 +14,19 @@ export function parsePatterns(values: readonly string[] | string | undefined, fi
       details: { field, reason: 'invalid pattern', value: bad.slice(0, 300) },
     });
   }
-  if (list.length > 100) {
-    throw new AppError('VALIDATION_ERROR', 'At most 100 patterns per stream', {
+  return withinPatternLimit([...new Set(list)], field);
+}
+
+const MAX_PATTERNS = 100;
+
+/** The patterns of one stream, refused past 100 (also when subscribe messages add them up). */
+export function withinPatternLimit(patterns: string[], field = 'patterns'): string[] {
+  if (patterns.length > MAX_PATTERNS) {
+    throw new AppError('VALIDATION_ERROR', `At most ${MAX_PATTERNS} patterns per stream`, {
       details: { field, reason: 'too many patterns' },
     });
   }
-  return [...new Set(list)];
+  return patterns;
 }
 
 /** Stream filters from a WebSocket `filters` object: `{source: [..], priority: {min, max}}`. */

@@ -6,7 +6,7 @@ import { AppError } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
 import { StreamConnection } from './stream-connection.js';
 import type { StreamHub } from './stream-hub.js';
-import { parseFilters, parsePatterns } from './stream-request.js';
+import { parseFilters, parsePatterns, withinPatternLimit } from './stream-request.js';
 import type { StreamPlan } from './stream-routes.js';
 import { WsSink } from './ws-sink.js';
 
@@ -55,7 +55,9 @@ export function serveWebSocket(
         return;
       case 'subscribe': {
         const added = parsePatterns(message['patterns'] as string[] | string | undefined);
-        const patterns = [...new Set([...connection.patterns, ...(added.length > 0 ? added : ['*'])])];
+        const patterns = withinPatternLimit([
+          ...new Set([...connection.patterns, ...(added.length > 0 ? added : ['*'])]),
+        ]);
         const filters =
           message['filters'] === undefined ? connection.filters : parseFilters(message['filters']);
         const lastId = message['last_event_id'];

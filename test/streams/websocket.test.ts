@@ -71,6 +71,23 @@ describe('WebSocket streams', { timeout: 20_000 }, () => {
     expect(c.socket.readyState).toBe(c.socket.OPEN);
   });
 
+  it('holds at most 100 patterns in all, however many subscribe messages add them', async () => {
+    const c = await connect();
+    const batch = (n: number) => Array.from({ length: 60 }, (_, i) => `many.p${n}x${i}`);
+    c.send({ action: 'subscribe', patterns: batch(1) });
+    await until(() => c.of('subscribed').length === 1);
+    c.send({ action: 'subscribe', patterns: batch(2) });
+    await until(() => c.of('error').length === 1);
+    expect(c.of('error')[0].error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { field: 'patterns', reason: 'too many patterns' },
+    });
+    // The refused message changed nothing: the first 60 patterns still select.
+    c.send({ action: 'subscribe', patterns: ['many.p1x0'] });
+    await until(() => c.of('subscribed').length === 2);
+    expect(c.of('subscribed')[1].patterns).toHaveLength(60);
+  });
+
   it('stops delivering after unsubscribe', async () => {
     const c = await connect();
     c.send({ action: 'subscribe', patterns: ['unsub.*', 'keep.*'] });
