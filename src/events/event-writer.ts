@@ -141,29 +141,35 @@ export class EventWriter {
    * so the other emits of the batch are not refused for it.
    */
   private async commit(batch: Pending[]): Promise<EventsTable[]> {
-    try {
-      return await this.writeBatch(batch);
-    } catch (err) {
-      if (!isForeignKeyViolation(err)) throw err;
-      const matched = batch.flatMap((p) => p.draft.subscriptionIds);
-      const existing = new Set(
-        (
-          await runSqlForIds<{ id: string }>(this.db, this.dialect, this.sql.existingSubscriptions, matched)
-        ).map((r) => r.id),
-      );
-      for (const p of batch) {
-        const kept = p.draft.subscriptionIds.filter((id) => existing.has(id));
-        const gone = p.draft.subscriptionIds.length - kept.length;
-        if (gone === 0) continue;
-        p.draft = extend(p.draft, {
-          subscriptionIds: kept,
-          row: extend(p.draft.row, {
-            durable_subscribers: kept.length,
-            subscriber_count: p.draft.row.subscriber_count - gone,
-          }),
-        });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.writeBatch(batch);
+      } catch (err) {
+        // Another deletion can land between the check and the next try: a few tries, then the error.
+        if (!isForeignKeyViolation(err) || attempt === 3) throw err;
+        await this.dropDeletedSubscriptions(batch);
       }
-      return this.writeBatch(batch);
+    }
+  }
+
+  private async dropDeletedSubscriptions(batch: Pending[]): Promise<void> {
+    const matched = batch.flatMap((p) => p.draft.subscriptionIds);
+    const existing = new Set(
+      (
+        await runSqlForIds<{ id: string }>(this.db, this.dialect, this.sql.existingSubscriptions, matched)
+      ).map((r) => r.id),
+    );
+    for (const p of batch) {
+      const kept = p.draft.subscriptionIds.filter((id) => existing.has(id));
+      const gone = p.draft.subscriptionIds.length - kept.length;
+      if (gone === 0) continue;
+      p.draft = extend(p.draft, {
+        subscriptionIds: kept,
+        row: extend(p.draft.row, {
+          durable_subscribers: kept.length,
+          subscriber_count: p.draft.row.subscriber_count - gone,
+        }),
+      });
     }
   }
 
