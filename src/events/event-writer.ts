@@ -3,11 +3,12 @@ import type { Kysely } from 'kysely';
 import { extend } from '../kernel/extend.js';
 import { newId } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
-import { dialectSql, preparedSql, runSql, runSqlForIds } from '../storage/dialect-sql.js';
+import { preparedSql, runSql } from '../storage/dialect-sql.js';
 import { isForeignKeyViolation } from '../storage/foreign-key-violation.js';
 import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
 import { type EventsTable, INSERT_COLUMNS } from './event-tables.js';
+import { existingSubscriptionIds } from './subscription-store.js';
 
 /** An event ready to be written, with the durable subscriptions it goes to. */
 export interface EventDraft {
@@ -48,7 +49,6 @@ export class EventWriter {
    * SQLite writes synchronously on one connection: one.
    */
   private readonly maxLanes: number;
-  private readonly sql: { existingSubscriptions: string };
   committedEvents = 0;
   committedBatches = 0;
   failedBatches = 0;
@@ -65,9 +65,6 @@ export class EventWriter {
     private readonly afterCommit: (rows: EventsTable[], outboxRows: number) => Promise<void>,
   ) {
     this.maxLanes = dialect === 'postgres' ? 2 : 1;
-    this.sql = {
-      existingSubscriptions: dialectSql(dialect, 'select "id" from "subscriptions" where "id" in list(?)'),
-    };
   }
 
   get queueSize(): number {
@@ -153,11 +150,9 @@ export class EventWriter {
   }
 
   private async dropDeletedSubscriptions(batch: Pending[]): Promise<void> {
-    const matched = batch.flatMap((p) => p.draft.subscriptionIds);
-    const existing = new Set(
-      (
-        await runSqlForIds<{ id: string }>(this.db, this.dialect, this.sql.existingSubscriptions, matched)
-      ).map((r) => r.id),
+    const existing = await existingSubscriptionIds(
+      this.db,
+      batch.flatMap((p) => p.draft.subscriptionIds),
     );
     for (const p of batch) {
       const kept = p.draft.subscriptionIds.filter((id) => existing.has(id));

@@ -14,6 +14,17 @@ export interface SubscriptionListFilter {
   eventPattern?: string | undefined;
 }
 
+/** Which of these subscriptions still exist (one may be deleted while work that named it is under way). */
+export async function existingSubscriptionIds(
+  db: Kysely<Tables>,
+  ids: Iterable<string>,
+): Promise<Set<string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Set();
+  const rows = await db.selectFrom('subscriptions').select('id').where('id', 'in', unique).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
 /** Storage of durable subscriptions (webhook and plugin). */
 export class SubscriptionStore {
   constructor(
@@ -49,7 +60,9 @@ export class SubscriptionStore {
   async insertWithinLimit(row: SubscriptionRow, limit: number): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       if (this.dialect === 'postgres') {
-        await trx.selectFrom('users').select('id').where('id', '=', row.owner_id).forUpdate().execute();
+        // NO KEY UPDATE: creations for the owner wait for each other, rows that only refer to the owner (its
+        // sessions, API keys) do not.
+        await trx.selectFrom('users').select('id').where('id', '=', row.owner_id).forNoKeyUpdate().execute();
       }
       const count = await trx
         .selectFrom('subscriptions')

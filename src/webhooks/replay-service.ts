@@ -4,6 +4,7 @@ import { decodeEventData } from '../events/event-data.js';
 import { type CompiledSelector, compileSelector } from '../events/event-filters.js';
 import { isValidEventType } from '../events/event-type.js';
 import { isValidPattern } from '../events/pattern-matcher.js';
+import { existingSubscriptionIds } from '../events/subscription-store.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import { isForeignKeyViolation } from '../storage/foreign-key-violation.js';
@@ -313,13 +314,11 @@ export class ReplayService {
       return await this.queue(event, matching, replayId, actor);
     } catch (err) {
       if (!isForeignKeyViolation(err)) throw err;
-      const ids = matching.map((t) => t.id);
-      const existing = new Set(
-        (await this.deps.db.selectFrom('subscriptions').select('id').where('id', 'in', ids).execute()).map(
-          (r) => r.id,
-        ),
+      const existing = await existingSubscriptionIds(
+        this.deps.db,
+        matching.map((t) => t.id),
       );
-      for (const id of ids) if (!existing.has(id)) onGone(id);
+      for (const t of matching) if (!existing.has(t.id)) onGone(t.id);
       const left = matching.filter((t) => existing.has(t.id));
       return left.length === 0 ? new Map() : this.queue(event, left, replayId, actor);
     }
