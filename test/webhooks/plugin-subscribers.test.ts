@@ -53,6 +53,34 @@ describe('plugin subscribers fed from the outbox', { timeout: 30_000 }, () => {
     ]);
   });
 
+  it('records a consumer error holding NUL, a lone surrogate or a megabyte of text, and the deliveries around it', async () => {
+    await dispatcher.plugins.subscribe(
+      'thrower',
+      { name: 'nasty', eventPatterns: ['nasty.*'], retryPolicy: { max_attempts: 1 } },
+      async () => {
+        throw new Error(`bad \u0000 input \ud800 ${'z'.repeat(1_000_000)}`);
+      },
+    );
+    const fine: string[] = [];
+    await dispatcher.plugins.subscribe('calm', { name: 'fine', eventPatterns: ['nasty.*'] }, async (d) => {
+      fine.push(d.event.event_id);
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await emit(t, admin, { event_type: 'nasty.thing', data: { i } }));
+    await until(async () => {
+      for (const id of ids) if ((await getEvent(t, admin, id)).status !== 'failed') return false;
+      return true;
+    }, 'every event settled');
+    expect(fine.sort()).toEqual([...ids].sort());
+    const attempts = (await getEvent(t, admin, ids[0]!)).delivery_info.delivery_attempts as {
+      status: string;
+      error: string | null;
+    }[];
+    const failed = attempts.find((a) => a.status === 'failed')!;
+    expect(failed.error).toContain('the consumer failed: bad \ufffd input \ufffd zzz');
+    expect(failed.error!.length).toBeLessThan(2_100);
+  });
+
   it('reuses the subscription when the plugin subscribes again, and times out a consumer that hangs', async () => {
     const first = await dispatcher.plugins.subscribe(
       'slowpoke',
