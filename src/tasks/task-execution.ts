@@ -1,5 +1,6 @@
 import type { Insertable } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
+import { storableText } from '../kernel/storable-text.js';
 import type { TaskStore } from './task-store.js';
 import type { TaskLogsTable } from './task-tables.js';
 
@@ -104,7 +105,7 @@ export class TaskExecution {
     const text =
       this.logCount > this.limits.maxLogLines
         ? `log limit of ${this.limits.maxLogLines} lines reached; later lines are not kept`
-        : message.slice(0, MAX_MESSAGE);
+        : storableText(message.slice(0, MAX_MESSAGE));
     this.logs.push({
       id: newId('tlg'),
       task_id: this.id,

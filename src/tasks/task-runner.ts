@@ -7,6 +7,7 @@ import { AppError, notFound } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import { storableText } from '../kernel/storable-text.js';
 import { TaskExecution, type TaskLogLevel, type TaskStep, type TaskStepStatus } from './task-execution.js';
 import type { TaskRow, TaskStore } from './task-store.js';
 import { type TaskViewData, taskView } from './task-view.js';
@@ -634,7 +635,15 @@ export class TaskRunner {
   }
 }
 
+// A task's error as stored: a handler may throw any text of any length, and a database refuses some of it.
+const MAX_ERROR_CHARS = 2000;
+
 function errorMessage(error: unknown): string {
+  const text = errorText(error);
+  return storableText(text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text);
+}
+
+function errorText(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === 'string') return error;
   try {

@@ -43,6 +43,10 @@ describe('tasks API', { timeout: 30_000 }, () => {
       task.log('info', 'about to fail');
       throw new Error('disk quota exceeded');
     });
+    tasks.registerType('test_throw_nasty', async (task) => {
+      task.log('info', 'NUL \u0000 and a lone \ud800 here');
+      throw new Error(`bad \u0000 input ${'q'.repeat(100_000)}`);
+    });
   }, 60_000);
   afterAll(async () => {
     await t.close();
@@ -146,6 +150,17 @@ describe('tasks API', { timeout: 30_000 }, () => {
     ).toBe(true);
     const res = await t.request('DELETE', `/api/v1/tasks/${started.id}`, { token: admin });
     expect(res.statusCode).toBe(409);
+  });
+
+  it('fails a task whose error and log lines hold NUL, a lone surrogate or 100,000 characters, with them stored', async () => {
+    const started = await t.platform.context.tasks.start('test_throw_nasty', {});
+    expect(await eventually(async () => (await getTask(started.id)).status === 'failed')).toBe(true);
+    const task = await getTask(started.id);
+    expect(task.error.startsWith(`bad \ufffd input ${'q'.repeat(100)}`)).toBe(true);
+    expect(task.error.length).toBeLessThan(2_100);
+    expect(task.logs.map((l: { message: string }) => l.message)).toContain(
+      'NUL \ufffd and a lone \ufffd here',
+    );
   });
 
   it('answers 404 for an unknown task', async () => {
