@@ -40,6 +40,10 @@ const projects = [
         'test/backups/backup-cli.test.ts',
         'test/contract/typed-client.test.ts',
         'test/contract/interface-routes.test.ts',
+        // SQLite's own behaviour (its temporary files; a full database through its max_page_count): the
+        // platform on SQLite, whichever project runs it, so once is enough.
+        'test/storage/sqlite-temp-files.test.ts',
+        'test/storage/storage-full.test.ts',
       ],
       env: { PLATFORM_TEST_BACKEND: 'cluster' },
       globalSetup: ['test/helpers/require-backends.ts'],
