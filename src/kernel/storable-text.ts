@@ -11,3 +11,10 @@ export const isUnstorableText = (value: string): boolean => UNSTORABLE.test(valu
 /** `value` with each character no database can store replaced by U+FFFD. */
 export const storableText = (value: string): string =>
   UNSTORABLE.test(value) ? value.replace(UNSTORABLE_ALL, '\ufffd') : value;
+
+/**
+ * Text from elsewhere (a log line, an error a plugin threw) as it is stored: cut to `maxChars` (marked with
+ * `…`), then made storable, since the cut may split a surrogate pair.
+ */
+export const storableExcerpt = (value: string, maxChars: number): string =>
+  storableText(value.length > maxChars ? `${value.slice(0, maxChars)}…` : value);

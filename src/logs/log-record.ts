@@ -1,5 +1,5 @@
 import { newId } from '../kernel/new-id.js';
-import { storableText } from '../kernel/storable-text.js';
+import { storableExcerpt, storableText } from '../kernel/storable-text.js';
 import type { LogEntriesTable } from './log-tables.js';
 
 /** The level names of spec §2.11, by pino level number. FATAL has no name there and is stored as ERROR. */
@@ -58,8 +58,7 @@ export function toLogRow(line: string): LogEntriesTable | undefined {
     level: levelName(value),
     level_value: value,
     component: str(o['component']) ?? (o['reqId'] ? 'http' : 'platform'),
-    // After the cut, which may split a surrogate pair.
-    message: storableText(message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message),
+    message: storableExcerpt(message, MAX_MESSAGE),
     request_id: requestId,
     user_id: str(o['user_id']),
     ip_address: str(o['ip_address']) ?? str(req?.remoteAddress),

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import { storableText } from '../kernel/storable-text.js';
+import { storableExcerpt } from '../kernel/storable-text.js';
 import { logId } from '../logs/log-record.js';
 import type { Tables } from '../storage/tables.js';
 import type { PluginLogsTable } from './plugin-tables.js';
@@ -38,7 +38,7 @@ export class PluginLogBook {
   write(pluginId: string, level: LogLevel, message: string, fields?: Record<string, unknown>): void {
     // Text no database stores (NUL, half a surrogate pair, also from the cut) is replaced: on PostgreSQL it
     // failed the batch, and every plugin's lines in it were lost.
-    const text = storableText(message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE)}…` : message);
+    const text = storableExcerpt(message, MAX_MESSAGE);
     const logger = this.deps.log.child({ component: `plugin:${pluginId}` });
     if (fields && Object.keys(fields).length > 0) logger[level]({ fields }, text);
     else logger[level](text);

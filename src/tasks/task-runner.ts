@@ -7,7 +7,7 @@ import { AppError, notFound } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
-import { storableText } from '../kernel/storable-text.js';
+import { storableExcerpt } from '../kernel/storable-text.js';
 import { TaskExecution, type TaskLogLevel, type TaskStep, type TaskStepStatus } from './task-execution.js';
 import type { TaskRow, TaskStore } from './task-store.js';
 import { type TaskViewData, taskView } from './task-view.js';
@@ -639,8 +639,7 @@ export class TaskRunner {
 const MAX_ERROR_CHARS = 2000;
 
 function errorMessage(error: unknown): string {
-  const text = errorText(error);
-  return storableText(text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS)}…` : text);
+  return storableExcerpt(errorText(error), MAX_ERROR_CHARS);
 }
 
 function errorText(error: unknown): string {

@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import { AUDIT_ACTIONS, auditDetails, type DeliveryOutcome, FAILED_CODE } from '../events/delivery-audit.js';
 import { type DeliveryAttemptsTable, type EventAuditTable, INSERT_COLUMNS } from '../events/event-tables.js';
+import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
+import { storableExcerpt } from '../kernel/storable-text.js';
 import type { Dialect } from '../storage/database.js';
 import { dialectSql, runSql, runSqlForIds } from '../storage/dialect-sql.js';
 import { insertRows } from '../storage/insert-rows.js';
@@ -40,6 +42,7 @@ export interface SettledDelivery {
 }
 
 const MAX_BATCH = 1000;
+const MAX_ERROR_CHARS = 2000;
 // A write waits this long for more results to join it, unless this many are already waiting: at a few thousand
 // deliveries a second one commit then covers dozens of them (a commit costs about as much as 20 attempt rows).
 const GATHER_MS = 10;
@@ -89,7 +92,13 @@ export class DeliveryRecorder {
   }
 
   add(result: DeliveryResult): void {
-    this.queue.push(result);
+    // An error's text goes into the attempt, the outbox row and the subscription. A plugin consumer's can be
+    // any text of any length, and one a database refuses (NUL) would fail every result written with it.
+    this.queue.push(
+      result.error === null
+        ? result
+        : extend(result, { error: storableExcerpt(result.error, MAX_ERROR_CHARS) }),
+    );
     this.schedule();
   }
 

@@ -7,7 +7,6 @@ import type { EventCipher } from '../events/event-cipher.js';
 import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
-import { storableText } from '../kernel/storable-text.js';
 import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
 import { DeliveryRecorder, type DeliveryResult } from './delivery-recorder.js';
@@ -654,7 +653,7 @@ export class WebhookDispatcher implements PlatformService {
       if (this.stopController.signal.aborted) return result(false, 'aborted: the dispatcher stopped', true);
       if (timeout.aborted)
         return result(false, `timeout: the consumer did not finish within ${sub.timeoutMs} ms`);
-      return result(false, `the consumer failed: ${consumerError(err)}`);
+      return result(false, `the consumer failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 
@@ -800,12 +799,3 @@ const round = (n: number, digits = 2) => {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
 };
-
-// A consumer's error as it is stored with the attempt: any length and any text a plugin throws would otherwise
-// go into the recorder's batch, where one that a database refuses fails every result written with it.
-const CONSUMER_ERROR_CHARS = 2000;
-
-function consumerError(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return storableText(text.length > CONSUMER_ERROR_CHARS ? `${text.slice(0, CONSUMER_ERROR_CHARS)}…` : text);
-}
