@@ -193,19 +193,20 @@ export class ReplayService {
       });
       task.progress(total === 0 ? 1 : Math.min(0.999, tally.replayed / total));
     };
+    const addError = (error: ReplayError) => {
+      tally.errorCount += 1;
+      if (errors.length < MAX_ERRORS) errors.push(error);
+    };
     const settleAll = (event: string, settled: Settlement[], subscriptions: Map<string, string>) => {
       for (const s of settled) {
         if (s.status === 'delivered') tally.delivered += 1;
         else {
           tally.failed += 1;
-          tally.errorCount += 1;
-          if (errors.length < MAX_ERRORS) {
-            errors.push({
-              event_id: event,
-              subscription_id: subscriptions.get(s.id) ?? '',
-              error: s.error ?? s.status,
-            });
-          }
+          addError({
+            event_id: event,
+            subscription_id: subscriptions.get(s.id) ?? '',
+            error: s.error ?? s.status,
+          });
         }
       }
       tally.replayed += 1;
@@ -232,24 +233,16 @@ export class ReplayService {
               (!confidential || t.ownerIsAdmin || t.ownerId === event.emitter_id) &&
               t.selector.matches(event, getData),
           );
-          if (matching.length === 0) {
-            tally.skipped += 1;
-            tally.replayed += 1;
-            report();
-            continue;
-          }
           const rows = await this.queueToExisting(event, matching, replayId, d.actor ?? 'admin', (id) => {
             // A target deleted during the replay is left out from here on; the event where that showed says so.
             targets = targets.filter((t) => t.id !== id);
-            tally.errorCount += 1;
-            if (errors.length < MAX_ERRORS) {
-              errors.push({
-                event_id: event.event_id,
-                subscription_id: id,
-                error: 'the subscription was deleted',
-              });
-            }
+            addError({
+              event_id: event.event_id,
+              subscription_id: id,
+              error: 'the subscription was deleted',
+            });
           });
+          // No target matched it (or every one that did is gone).
           if (rows.size === 0) {
             tally.skipped += 1;
             tally.replayed += 1;
@@ -310,6 +303,7 @@ export class ReplayService {
     actor: string,
     onGone: (subscriptionId: string) => void,
   ): Promise<Map<string, string>> {
+    if (matching.length === 0) return new Map();
     try {
       return await this.queue(event, matching, replayId, actor);
     } catch (err) {
