@@ -1,8 +1,9 @@
 /**
  * Fan-out latency: WebSocket and SSE subscribers on the platform (its own process), events emitted at a fixed
  * rate, and the time from the emit request to each client's receipt (p50, p99, max). Bounded by --duration.
- * Every client counts what it receives; one in --sample also times it (bench/stream-readers.ts). The CPU both
- * processes used while it ran is printed too: on a small host the clients can be the limit, not the server.
+ * Every client counts what it receives; one in --sample also times it (bench/stream-readers.ts). The events
+ * come from a producer process of its own (bench/fanout-emitter.ts). The CPU the server and the clients used
+ * while it ran is printed too: on a small host the clients can be the limit, not the server.
  *
  *   npm run bench:fanout -- --ws 1000 --sse 1000 --rate 1000 --duration 5
  */
@@ -87,46 +88,33 @@ const receivedNow = () => readers.reduce((n, r) => n + r.received, 0);
 const before = receivedNow();
 latencies.length = 0;
 
-const emitAgent = new http.Agent({ keepAlive: true, maxSockets: Number(values['emit-sockets']) });
-const emitOne = () =>
-  new Promise<void>((resolve) => {
-    const body = JSON.stringify({ event_type: 'fan.tick', data: { sent_at: now() } });
-    const req = http.request(
-      `${url}/api/v1/events`,
-      {
-        method: 'POST',
-        agent: emitAgent,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => {
-          answered += 1;
-          resolve();
-        });
-      },
-    );
-    req.on('error', () => resolve());
-    req.end(body);
-  });
-
-let emitted = 0;
-let answered = 0;
-const started = now();
+// The producer runs in a process of its own (bench/fanout-emitter.ts); the CPU of both client processes counts.
+const emitter = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    'bench/fanout-emitter.ts',
+    JSON.stringify({ url, token, rate, duration, sockets: Number(values['emit-sockets']) }),
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+const emitterLines = createInterface({ input: emitter.stdout! })[Symbol.asyncIterator]();
+const nextLine = async <T>(): Promise<T> => {
+  const line = await emitterLines.next();
+  if (line.done) throw new Error('the emitter stopped early');
+  return JSON.parse(line.value) as T;
+};
+const { started, cpu: emitterCpuBefore } = await nextLine<{ started: number; cpu: number }>();
 const cpuBefore = { server: cpuSeconds(child.pid!), client: cpuSeconds(process.pid) };
-const pending: Promise<void>[] = [];
-while (now() - started < duration * 1000) {
-  const due = Math.floor(((now() - started) / 1000) * rate);
-  while (emitted < due) {
-    pending.push(emitOne());
-    emitted += 1;
-  }
-  await new Promise((r) => setTimeout(r, 2));
-}
-const answeredInTime = answered;
+// Every emit answered, or 10 s after the last one was sent.
+const {
+  emitted,
+  answered_in_time: answeredInTime,
+  cpu: emitterCpuAfter,
+} = await nextLine<{ emitted: number; answered_in_time: number; cpu: number }>();
 // Bounded: what has not arrived 10 s after the last emit was sent counts as not delivered.
-const deadline = now() + 10_000;
-await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, 10_000))]);
+const deadline = started + duration * 1000 + 10_000;
 const expected = emitted * (wsCount + sseCount);
 let received = receivedNow() - before;
 while (received < expected && now() < deadline) {
@@ -137,7 +125,7 @@ while (received < expected && now() < deadline) {
 const elapsed = (now() - started) / 1000;
 const cpu = {
   server: (cpuSeconds(child.pid!) - cpuBefore.server) / elapsed,
-  client: (cpuSeconds(process.pid) - cpuBefore.client) / elapsed,
+  client: (cpuSeconds(process.pid) - cpuBefore.client + emitterCpuAfter - emitterCpuBefore) / elapsed,
 };
 // The server's own part: from the hub taking an event to the end of the write to its last client.
 const hub = (await (
@@ -170,5 +158,6 @@ process.stdout.write(
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n' +
     `| ${received} | ${expected} | ${pct(0.5)} | ${pct(0.99)} | ${latencies.at(-1)?.toFixed(1) ?? '–'} | ${offerDelay.p50?.toFixed(1)}/${offerDelay.p99?.toFixed(1)} | ${answeredInTime} | ${round(cpu.server)} | ${round(cpu.client)} |\n` +
     '\nServer p50/p99: from the hub taking a committed event to the end of its write to the last client.\n' +
-    'CPU in cores, from the first emit to the last delivery; emits answered before the last one was sent.\n',
+    'CPU in cores, from the first emit to the last delivery (client: the readers and the emitter); emits answered\n' +
+    'before the last one was sent.\n',
 );
