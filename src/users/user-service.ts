@@ -4,6 +4,7 @@ import type { Kysely, Updateable } from 'kysely';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { AuthService } from '../auth/auth-service.js';
 import type { PasswordHasher } from '../auth/passwords.js';
+import { hasPermission } from '../auth/principal.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
@@ -391,11 +392,26 @@ export class UserService {
   }
 
   /** Only administrators may hand out the admin role (an API key with write:users alone may not). */
+  /**
+   * Granting the admin role takes an administrator acting with user administration (`admin:users`): an admin's
+   * API key narrowed to `write:users` creates and edits users, but cannot make one an administrator.
+   */
   private assertMayGrant(request: FastifyRequest, roles: readonly string[]): void {
-    if (roles.includes('admin') && !request.principal?.isAdmin) {
+    if (!roles.includes('admin')) return;
+    const principal = request.principal;
+    if (!principal?.isAdmin) {
       throw new AppError('ADMIN_REQUIRED', 'Only administrators can grant the admin role', {
         details: { field: 'roles', reason: 'admin role requires an administrator' },
       });
+    }
+    if (!hasPermission(principal, 'admin:users')) {
+      throw new AppError(
+        'INSUFFICIENT_ADMIN_PERMISSIONS',
+        "Granting the admin role requires scope 'admin:users'",
+        {
+          details: { field: 'roles', required_permission: 'admin:users' },
+        },
+      );
     }
   }
 

@@ -442,4 +442,37 @@ describe('user administration', () => {
     expect(narrowed.statusCode).toBe(403);
     expect(narrowed.data.error.code).toBe('INSUFFICIENT_ADMIN_PERMISSIONS');
   });
+
+  it('lets an admin key narrowed to write:users manage users but not make anyone an administrator', async () => {
+    const key = (
+      await t.request('POST', '/api/v1/auth/api-keys', {
+        token: admin,
+        body: { name: 'users-only', scopes: ['write:users'] },
+      })
+    ).data.data.key as string;
+    const body = (username: string, roles: string[]) => ({
+      username,
+      email: `${username}@example.com`,
+      password: 'a long passphrase',
+      roles,
+    });
+    const made = await t.request('POST', '/api/v1/users', { apiKey: key, body: body('keymade', ['user']) });
+    expect(made.statusCode).toBe(201);
+    const asAdmin = await t.request('POST', '/api/v1/users', { apiKey: key, body: body('keyadmin', ['admin']) });
+    expect(asAdmin.statusCode).toBe(403);
+    expect(asAdmin.data.error.code).toBe('INSUFFICIENT_ADMIN_PERMISSIONS');
+    expect(asAdmin.data.error.details.required_permission).toBe('admin:users');
+    for (const method of ['PATCH', 'PUT'] as const) {
+      const promote = await t.request(method, `/api/v1/users/${made.data.data.user.id}`, {
+        apiKey: key,
+        body: { roles: ['user', 'admin'] },
+      });
+      expect(promote.statusCode).toBe(403);
+      expect(promote.data.error.code).toBe('INSUFFICIENT_ADMIN_PERMISSIONS');
+    }
+    const users = await t.request('GET', '/api/v1/admin/users?search=key', { token: admin });
+    expect(users.data.data.users.map((u: { username: string; roles: string[] }) => [u.username, u.roles])).toEqual([
+      ['keymade', ['user']],
+    ]);
+  });
 });
