@@ -251,18 +251,22 @@ export class AuthService {
   ) {
     const granted = principal.permissions;
     const wanted = scopes && scopes.length > 0 ? scopes : [...granted];
-    const outside = wanted.filter((s) => !granted.includes('*') && !granted.includes(s));
+    // `*` asks for whatever the owner holds (at each use), so any owner may ask for it.
+    const outside = wanted.filter((s) => s !== '*' && !granted.includes('*') && !granted.includes(s));
     if (outside.length > 0) {
       throw new AppError('AUTHORIZATION_DENIED', 'An API key cannot hold scopes its owner does not have', {
         details: { field: 'scopes', reason: 'not held by the owner', scopes: outside },
       });
     }
-    if (expiresAt !== null && expiresAt <= nowIso()) {
+    // Stored in UTC like every other timestamp, whatever offset it was sent with: `+05:00` compared as text
+    // against UTC would keep an expired key working and refuse a valid one.
+    const expires = expiresAt === null ? null : new Date(expiresAt).toISOString();
+    if (expires !== null && expires <= nowIso()) {
       throw new AppError('VALIDATION_ERROR', 'expires_at must be in the future', {
         details: { field: 'expires_at', reason: 'in the past' },
       });
     }
-    return this.deps.apiKeys.create(principal.userId, name, wanted, expiresAt);
+    return this.deps.apiKeys.create(principal.userId, name, wanted, expires);
   }
 
   private async fromBearer(token: string): Promise<Principal> {
@@ -309,7 +313,7 @@ export class AuthService {
       this.keys.set(cacheKey, row);
     }
     if (row.revoked_at !== null) throw authFailed('invalid_api_key', 'The API key has been revoked');
-    if (row.expires_at !== null && row.expires_at <= nowIso())
+    if (row.expires_at !== null && Date.parse(row.expires_at) <= Date.now())
       throw authFailed('api_key_expired', 'The API key has expired');
     const user = await this.activeUser(row.user_id);
     const { roles, permissions: owner, isAdmin } = accessOf(user);

@@ -27,6 +27,11 @@ export function apiKeyView(k: ApiKeyRow) {
     expires_at: k.expires_at,
     last_used: k.last_used,
     usage_count: k.usage_count,
-    is_active: k.revoked_at === null && (k.expires_at === null || k.expires_at > new Date().toISOString()),
+    is_active: apiKeyIsActive(k),
   };
+}
+
+/** Not revoked and not expired (compared as instants: rows stored before expiry times were made UTC kept their offset). */
+export function apiKeyIsActive(k: ApiKeyRow): boolean {
+  return k.revoked_at === null && (k.expires_at === null || Date.parse(k.expires_at) > Date.now());
 }

@@ -1,4 +1,5 @@
 import type { ApiKeyRow } from '../auth/api-key-store.js';
+import { apiKeyIsActive } from '../auth/auth-views.js';
 import { expandPermissions, permissionsOf } from '../auth/roles.js';
 import type { SessionRow } from '../auth/session-store.js';
 import { rolesOf, type UserRow } from './user-store.js';
@@ -86,6 +87,6 @@ export function userApiKeyView(k: ApiKeyRow) {
     name: k.name,
     key_preview: k.key_preview,
     last_used: k.last_used,
-    is_active: k.revoked_at === null && (k.expires_at === null || k.expires_at > new Date().toISOString()),
+    is_active: apiKeyIsActive(k),
   };
 }

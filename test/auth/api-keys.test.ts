@@ -109,6 +109,23 @@ describe('API keys', () => {
     expect(res.data.error.details.reason).toBe('api_key_expired');
   });
 
+  it('reads expiry times sent with a UTC offset as the instants they are, and shows them in UTC', async () => {
+    // 10:00+05:00 an hour ago is 04:00Z: text comparison with a UTC "now" would call it the future.
+    const offset = (ms: number, sign: '+' | '-') => {
+      const shifted = new Date(Date.now() + ms + (sign === '+' ? 5 : -5) * 3_600_000);
+      return `${shifted.toISOString().slice(0, 19)}${sign}05:00`;
+    };
+    const past = await createKey(admin, { name: 'east', expires_at: offset(-3_600_000, '+') });
+    expect(past.statusCode).toBe(422);
+    expect(past.data.error.details.field).toBe('expires_at');
+    const future = await createKey(admin, { name: 'west', expires_at: offset(2 * 3_600_000, '-') });
+    expect(future.statusCode).toBe(201);
+    const expiresAt = future.data.data.api_key.expires_at as string;
+    expect(expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Date.parse(expiresAt) - Date.now()).toBeGreaterThan(3_500_000);
+    expect((await t.request('GET', '/api/v1/status', { apiKey: future.data.data.key })).statusCode).toBe(200);
+  });
+
   it('refuses an unknown key', async () => {
     const res = await t.request('GET', '/api/v1/status', {
       apiKey: 'plat_not-a-real-key-at-all-0000000000000000',
@@ -143,6 +160,18 @@ describe('API keys', () => {
     expect((await t.request('GET', '/api/v1/status', { apiKey: all.key })).statusCode).toBe(200);
     const me = await t.request('GET', '/api/v1/auth/me', { apiKey: narrow });
     expect(me.data.data.permissions).toEqual(['read:system']);
+  });
+
+  it("gives a user who is not an admin a '*' key holding what the user holds", async () => {
+    const user = await t.createUser('star-key-owner');
+    const created = await createKey(user.access, { name: 'all-mine', scopes: ['*'] });
+    expect(created.statusCode).toBe(201);
+    expect(created.data.data.api_key.scopes).toEqual(['*']);
+    const viaKey = await t.request('GET', '/api/v1/auth/me', { apiKey: created.data.data.key });
+    const viaToken = await t.request('GET', '/api/v1/auth/me', { token: user.access });
+    expect(viaKey.data.data.permissions).toEqual(viaToken.data.data.permissions);
+    const admin = await t.request('GET', '/api/v1/admin/config', { apiKey: created.data.data.key });
+    expect(admin.data.error.code).toBe('ADMIN_REQUIRED');
   });
 
   it('refuses an admin key narrowed to read:system on an admin:config route with INSUFFICIENT_ADMIN_PERMISSIONS', async () => {
