@@ -201,24 +201,26 @@ export class AuthService {
   }
 
   async changePassword(principal: Principal, current: string, next: string): Promise<void> {
-    const user = await this.deps.users.findById(principal.userId);
-    if (!user || !(await this.deps.hasher.verify(user.password_hash, current))) {
-      throw new AppError('AUTHENTICATION_FAILED', 'The current password is not correct', {
+    const incorrect = () =>
+      new AppError('AUTHENTICATION_FAILED', 'The current password is not correct', {
         details: { field: 'current_password', reason: 'incorrect' },
         headers: { 'www-authenticate': 'Bearer' },
       });
-    }
+    const user = await this.deps.users.findById(principal.userId);
+    if (!user || !(await this.deps.hasher.verify(user.password_hash, current))) throw incorrect();
     this.assertPasswordAcceptable(next);
     if (current === next) {
       throw new AppError('VALIDATION_ERROR', 'The new password must differ from the current one', {
         details: { field: 'new_password', reason: 'unchanged' },
       });
     }
-    await this.deps.users.update(user.id, {
+    // Only over the password just checked: of two changes made at once, the second finds it gone.
+    const replaced = await this.deps.users.replacePassword(user.id, user.password_hash, {
       password_hash: await this.deps.hasher.hash(next),
       last_password_change: nowIso(),
       password_change_required: 0,
     });
+    if (!replaced) throw incorrect();
     await this.userChanged(user.id);
     // Whoever knew the old password may hold other sessions: they end; the caller's own session stays.
     await this.revokeSessions({ userId: user.id, exceptSessionId: principal.sessionId }, 'password_changed');

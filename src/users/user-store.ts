@@ -101,6 +101,24 @@ export class UserStore {
       .execute();
   }
 
+  /**
+   * Sets a new password only if the stored hash is still `expectedHash` (the one the current password was
+   * checked against); false when another change came first.
+   */
+  async replacePassword(
+    id: string,
+    expectedHash: string,
+    changes: Pick<Updateable<UsersTable>, 'password_hash' | 'last_password_change' | 'password_change_required'>,
+  ): Promise<boolean> {
+    const result = await this.db
+      .updateTable('users')
+      .set({ ...changes, updated_at: nowIso() })
+      .where('id', '=', id)
+      .where('password_hash', '=', expectedHash)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   /** One page of users matching the filters, with the total number of matches. */
   async list(q: UserQuery): Promise<{ rows: UserRow[]; total: number }> {
     let base = this.db.selectFrom('users');

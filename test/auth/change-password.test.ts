@@ -24,6 +24,25 @@ describe('changing a password', () => {
     expect((await t.request('GET', '/api/v1/auth/me', { token: user.access })).statusCode).toBe(200);
   });
 
+  it('lets only one of two changes sent at once succeed; the other is told its current password is wrong', async () => {
+    const user = await t.createUser('pw-race');
+    const second = await t.login('pw-race', 'user-password-1');
+    const [a, b] = await Promise.all([
+      change(user.access, 'user-password-1', 'new-password-aaa'),
+      change(second.access, 'user-password-1', 'new-password-bbb'),
+    ]);
+    expect([a.statusCode, b.statusCode].sort()).toEqual([200, 401]);
+    const won = a.statusCode === 200 ? 'new-password-aaa' : 'new-password-bbb';
+    const lost = won === 'new-password-aaa' ? 'new-password-bbb' : 'new-password-aaa';
+    const login = (password: string) =>
+      t.request('POST', '/api/v1/auth/login', { body: { username: 'pw-race', password } });
+    expect((await login(won)).statusCode).toBe(200);
+    expect((await login(lost)).statusCode).toBe(401);
+    // The winner's session stays; the loser's, opened with the old password, ends with it.
+    const winner = a.statusCode === 200 ? user.access : second.access;
+    expect((await t.request('GET', '/api/v1/auth/me', { token: winner })).statusCode).toBe(200);
+  });
+
   it('refuses a new password shorter than the minimum with 422 naming the field', async () => {
     const user = await t.createUser('pw-short');
     const res = await change(user.access, 'user-password-1', 'short');
