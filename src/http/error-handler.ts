@@ -44,10 +44,27 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: A
 export function errorBody(error: AppError, requestId: string, timestamp: string): ErrorEnvelopeBody {
   // Assigned rather than spread in: properties added after a spread are slow on Node 20 (kernel/extend.ts).
   const body: ErrorEnvelopeBody['error'] = { code: error.code, message: error.message };
-  if (error.details) body.details = error.details;
+  if (error.details) body.details = withErrorList(error);
   if (error.retryAfter !== undefined) body.retry_after = error.retryAfter;
   return { success: false, error: body, timestamp, request_id: requestId };
 }
+
+/**
+ * Validation errors always carry `field`, `reason` and `errors` (decisions §1); one raised by the platform's
+ * own checks names a single field, which is then the whole list.
+ */
+function withErrorList(error: AppError): Record<string, unknown> {
+  const details = error.details!;
+  if (error.code !== 'VALIDATION_ERROR' || details['errors'] !== undefined) return details;
+  const { field, reason } = details;
+  if (typeof field !== 'string' || typeof reason !== 'string') return details;
+  return { ...details, errors: [{ field, reason }] };
+}
+
+const sentAsJson = (request: FastifyRequest) => {
+  const type = request.headers['content-type'];
+  return typeof type === 'string' && /^application\/(?:[\w.+-]+\+)?json\b/i.test(type);
+};
 
 /** Turns any thrown error into the envelope with a catalogued code. Unknown errors are logged, never shown. */
 export function toAppError(error: unknown, request: FastifyRequest): AppError {
@@ -62,7 +79,8 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
         details: { field: 'body', reason: 'is required' },
       });
     }
-    if (typeof body === 'string' || Buffer.isBuffer(body)) {
+    // A JSON string (`"x"`) is JSON all the same: the schema's "must be object" below says what is wrong.
+    if ((typeof body === 'string' && !sentAsJson(request)) || Buffer.isBuffer(body)) {
       return new AppError('VALIDATION_ERROR', 'The request body must be sent as application/json', {
         status: 400,
         details: { field: 'content-type', reason: 'unsupported content type' },

@@ -52,10 +52,51 @@ function lazyValidator(build: () => Validate): Validate {
     validate ??= build();
     const result = validate(data, context);
     lazy.errors = validate.errors;
-    return result;
+    if (result !== true) return result;
+    // Ajv coerces the strings `Infinity` and `1e400` to numbers and then checks no limit on them (its
+    // `minimum`/`maximum` are skipped for non-finite values), and JSON's `1e400` parses to Infinity, which
+    // JSON.stringify would store as null. Neither is a number the platform can keep.
+    const path = nonFinitePath(data);
+    if (path === undefined) return result;
+    lazy.errors = [{ instancePath: path, keyword: 'type', params: {}, message: 'must be a finite number' }];
+    return false;
   };
   // Fastify passes the parent object (so Ajv may coerce a root value) only to functions carrying `schemaEnv`,
   // which every Ajv function does: the placeholder keeps that call shape before the real one exists.
   lazy.schemaEnv = true;
   return lazy;
+}
+
+/**
+ * The JSON pointer of the first number in `value` that is not finite, or undefined. Iterative, so a body
+ * nested thousands deep cannot exhaust the stack; typed arrays (raw bodies) are not looked into. The path is
+ * only built for a value that has such a number.
+ */
+function nonFinitePath(value: unknown): string | undefined {
+  if (!hasNonFinite(value)) return undefined;
+  let path = '';
+  let item = value;
+  while (typeof item === 'object' && item !== null) {
+    const entries: Iterable<[unknown, unknown]> = Array.isArray(item) ? item.entries() : Object.entries(item);
+    let next: [unknown, unknown] | undefined;
+    for (const entry of entries) if (!next && hasNonFinite(entry[1])) next = entry;
+    if (!next) break;
+    path += `/${String(next[0])}`;
+    item = next[1];
+  }
+  return path;
+}
+
+function hasNonFinite(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'number') {
+      if (!Number.isFinite(item)) return true;
+    } else if (typeof item === 'object' && item !== null && !ArrayBuffer.isView(item)) {
+      if (Array.isArray(item)) for (const child of item) stack.push(child);
+      else for (const key in item) stack.push((item as Record<string, unknown>)[key]);
+    }
+  }
+  return false;
 }

@@ -104,6 +104,53 @@ describe('the envelope, request ids and bad input', () => {
     expect(unknownField.data.error.details).toMatchObject({ field: 'remember_me', reason: 'unknown field' });
   });
 
+  it('refuses numbers that are not finite, in queries and bodies, with 422 naming the field', async () => {
+    const admin = await t.adminToken();
+    for (const query of ['per_page=Infinity', 'page=1e400', 'per_page=-Infinity', 'page=Infinity']) {
+      for (const path of ['/api/v1/admin/users', '/api/v1/events', '/api/v1/admin/audit-log', '/api/v1/tasks']) {
+        const res = await t.request('GET', `${path}?${query}`, { token: admin });
+        expect(res.statusCode, `${path}?${query} → ${res.body}`).toBe(422);
+        expect(res.data.error.details).toMatchObject({
+          field: query.split('=')[0],
+          reason: 'must be a finite number',
+        });
+      }
+    }
+    const emit = (body: string) =>
+      t.platform.app.inject({
+        method: 'POST',
+        url: '/api/v1/events',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
+        payload: body,
+      });
+    const priority = await emit('{"event_type":"finite.check","data":{},"priority":"Infinity"}');
+    expect(priority.statusCode).toBe(422);
+    expect(priority.json().error.details.field).toBe('priority');
+    // 1e400 parses to Infinity, which would have been stored as null: refused rather than changed.
+    const data = await emit('{"event_type":"finite.check","data":{"amount":[1,1e400]}}');
+    expect(data.statusCode).toBe(422);
+    expect(data.json().error.details.field).toBe('data.amount.1');
+    const listed = await t.request('GET', '/api/v1/events?event_type=finite.check', { token: admin });
+    expect(listed.data.data.events).toEqual([]);
+  });
+
+  it('answers a JSON body that is not an object with 422, and gives platform checks an errors list', async () => {
+    for (const payload of ['"admin"', '42', 'true', 'null', '[1]']) {
+      const res = await raw(payload);
+      expect(res.statusCode, payload).toBe(422);
+      expect(res.json().error.details.reason, payload).toBe('must be object');
+    }
+    const user = await t.createUser('short-password-changer');
+    const res = await t.request('POST', '/api/v1/auth/change-password', {
+      token: user.access,
+      body: { current_password: 'user-password-1', new_password: 'short' },
+    });
+    expect(res.statusCode).toBe(422);
+    const { field, reason, errors } = res.data.error.details;
+    expect(field).toBe('new_password');
+    expect(errors).toEqual([{ field, reason }]);
+  });
+
   it('never answers nasty login bodies with a 5xx', async () => {
     const bodies = [
       '[]',
