@@ -44,6 +44,7 @@ const projects = [
         // platform on SQLite, whichever project runs it, so once is enough.
         'test/storage/sqlite-temp-files.test.ts',
         'test/storage/storage-full.test.ts',
+        'test/storage/sqlite-synchronous.test.ts',
       ],
       env: { PLATFORM_TEST_BACKEND: 'cluster' },
       globalSetup: ['test/helpers/require-backends.ts'],

@@ -2017,7 +2017,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -2472,7 +2478,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -3215,7 +3227,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -3624,7 +3642,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -4055,7 +4079,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -4529,6 +4559,7 @@ export interface operations {
                                 };
                                 database?: {
                                     pool_max: number;
+                                    sqlite_synchronous: "full" | "normal";
                                     url: string;
                                 };
                                 events?: {
@@ -4677,7 +4708,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -6026,7 +6063,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -7010,7 +7053,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -7392,7 +7441,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -7929,7 +7984,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -8468,7 +8529,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -9058,7 +9125,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -9943,7 +10016,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -10483,7 +10562,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -10869,7 +10954,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -11302,7 +11393,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -11879,7 +11976,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -12357,7 +12460,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -12680,7 +12789,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -13133,7 +13248,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -14259,7 +14380,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -14880,7 +15007,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -15320,7 +15453,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -17364,7 +17503,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -18043,7 +18188,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -18560,7 +18711,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -19043,7 +19200,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -19614,7 +19777,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -20155,7 +20324,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -20610,7 +20785,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -21247,7 +21428,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -21849,7 +22036,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -22418,7 +22611,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -23221,7 +23420,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -23608,7 +23813,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -24039,7 +24250,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -24473,7 +24690,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -24823,7 +25046,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -25503,7 +25732,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -26163,7 +26398,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -26975,7 +27216,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -27384,7 +27631,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -27812,7 +28065,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -28292,7 +28551,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -29261,7 +29526,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -30173,7 +30444,8 @@ export interface operations {
                      *         },
                      *         "database": {
                      *           "url": "",
-                     *           "pool_max": 10
+                     *           "pool_max": 10,
+                     *           "sqlite_synchronous": "full"
                      *         },
                      *         "redis": {
                      *           "url": "",
@@ -30332,6 +30604,7 @@ export interface operations {
                             };
                             database?: {
                                 pool_max: number;
+                                sqlite_synchronous: "full" | "normal";
                                 url: string;
                             };
                             events?: {
@@ -30470,7 +30743,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -31895,7 +32174,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -32810,7 +33095,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -33243,7 +33534,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -33975,7 +34272,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -34428,7 +34731,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -34838,7 +35147,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -35375,7 +35690,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -35898,7 +36219,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -36224,7 +36551,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -36714,7 +37047,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -37223,7 +37562,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -37707,7 +38052,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -38218,7 +38569,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -38638,7 +38995,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -39204,7 +39567,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -39715,7 +40084,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -40084,7 +40459,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -40511,7 +40892,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -40938,7 +41325,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -41358,7 +41751,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -41785,7 +42184,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -42358,7 +42763,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -43510,7 +43921,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -44142,7 +44559,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -44949,7 +45372,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -45401,7 +45830,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -46256,7 +46691,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -46895,7 +47336,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -47512,7 +47959,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -49128,7 +49581,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -49498,7 +49957,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -50114,7 +50579,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -50552,7 +51023,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -50991,7 +51468,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -51357,7 +51840,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -51902,7 +52391,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -52384,7 +52879,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -52930,7 +53431,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -53443,7 +53950,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -53898,7 +54411,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -54504,7 +55023,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -55310,7 +55835,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
@@ -55697,7 +56228,13 @@ export interface operations {
                      *         "message": "The request body is not valid JSON",
                      *         "details": {
                      *           "field": "body",
-                     *           "reason": "malformed JSON"
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
                      *         }
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",

@@ -37,6 +37,12 @@ export const ConfigSchema = Type.Object(
     database: section({
       url: Type.String({ default: '', ...restart, ...secret }),
       pool_max: Type.Integer({ minimum: 1, maximum: 500, default: 10, ...restart }),
+      // SQLite only: `full` syncs every commit to disk before the answer (as PostgreSQL does by default), so a
+      // power loss or an operating-system crash loses nothing answered; `normal` syncs at checkpoints only.
+      sqlite_synchronous: Type.Union([Type.Literal('full'), Type.Literal('normal')], {
+        default: 'full',
+        ...restart,
+      }),
     }),
     redis: section({
       url: Type.String({ default: '', ...restart, ...secret }),

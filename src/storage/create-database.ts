@@ -19,5 +19,5 @@ export async function createDatabase(config: PlatformConfig): Promise<Database> 
     mkdirSync(resolve(config.storage.data_dir), { recursive: true });
     file = resolve(config.storage.data_dir, 'platform.db');
   }
-  return createSqliteDatabase(file);
+  return createSqliteDatabase(file, { synchronous: config.database.sqlite_synchronous });
 }

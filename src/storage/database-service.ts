@@ -53,7 +53,8 @@ export class DatabaseService implements PlatformService {
   }
 
   settings(): Record<string, unknown> {
-    return { dialect: this.database.dialect };
+    const synchronous = this.database.synchronous?.();
+    return { dialect: this.database.dialect, ...(synchronous ? { synchronous } : {}) };
   }
 
   async measure(): Promise<number> {

@@ -21,5 +21,7 @@ export interface Database {
    * reported it. Absent for PostgreSQL and in-memory databases.
    */
   walCheckpoints?(): { checkpoints: number; pages: number };
+  /** SQLite: how commits reach the disk, as the connection reports it (`pragma synchronous`). */
+  synchronous?(): 'off' | 'normal' | 'full' | 'extra' | undefined;
   close(): Promise<void>;
 }

@@ -7,12 +7,22 @@ import { withStatementCache } from './statement-cache.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer.js';
 
 const CACHE_KIB = 32 * 1024;
+const SYNCHRONOUS_LEVELS = ['off', 'normal', 'full', 'extra'] as const;
 
-export function createSqliteDatabase(file: string): Database {
+export interface SqliteOptions {
+  /**
+   * `full`: every commit is synced to disk before it returns, so what was answered survives a power loss.
+   * `normal`: in WAL mode a commit survives a crash of the process, but the last ones may be lost with the
+   * machine; the WAL is synced at checkpoints.
+   */
+  synchronous?: 'full' | 'normal';
+}
+
+export function createSqliteDatabase(file: string, options: SqliteOptions = {}): Database {
   const sqlite = new BetterSqlite3(file);
-  // WAL lets readers run beside the one writer; NORMAL sync is durable across process crashes in WAL mode.
+  // WAL lets readers run beside the one writer.
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   // A multi-row statement inside a transaction keeps a statement journal (the pages it changed, to undo it
@@ -32,6 +42,7 @@ export function createSqliteDatabase(file: string): Database {
   const changes = sqlite.prepare('select total_changes()').pluck();
   const schemaVersion = sqlite.prepare('pragma schema_version').pluck();
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
+  const synchronous = sqlite.prepare('pragma synchronous').pluck();
   return {
     db,
     dialect: 'sqlite',
@@ -44,6 +55,7 @@ export function createSqliteDatabase(file: string): Database {
     ...(checkpointer
       ? { walCheckpoints: () => ({ checkpoints: checkpointer.checkpoints, pages: checkpointer.pages }) }
       : {}),
+    synchronous: () => (closed ? undefined : SYNCHRONOUS_LEVELS[synchronous.get() as number]),
     pool: () => ({ active: 0, idle: closed ? 0 : 1, total: closed ? 0 : 1, waiting: 0 }),
     async close() {
       if (closed) return;
