@@ -24,6 +24,7 @@ import { consoleDistDir, registerConsoleRoutes } from './console/console-routes.
 import { registerEventSystem } from './events/event-system.js';
 import type { App } from './http/app-type.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
+import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { lazySchemaCompilers } from './http/lazy-schema-compilers.js';
 import { registerOpenApi } from './http/openapi.js';
 import { RateLimiter } from './http/rate-limiter.js';
@@ -235,6 +236,7 @@ async function assemble(
   };
 
   registerErrorHandling(app);
+  registerJsonBodyParser(app);
   await registerOpenApi(app, PLATFORM_VERSION);
   await app.register(websocket, { options: { maxPayload: 1_048_576 } });
   registerRequestGates(app, { blockedIps, auth, rateLimiter: new RateLimiter(shared, cfg), maintenance });

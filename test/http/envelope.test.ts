@@ -83,6 +83,38 @@ describe('the envelope, request ids and bad input', () => {
     }
   });
 
+  it('answers requests that need no body when a client sends Content-Type: application/json with none', async () => {
+    const user = await t.createUser('json-header-everywhere');
+    const send = (method: 'DELETE' | 'POST', url: string, token: string) =>
+      t.platform.app.inject({
+        method,
+        url,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      });
+    const sub = await t.request('POST', '/api/v1/events/subscriptions', {
+      token: user.access,
+      body: { event_patterns: ['json.header'], webhook_config: { url: 'https://hooks.example.com/in' } },
+    });
+    expect(sub.statusCode).toBe(201);
+    const deleted = await send(
+      'DELETE',
+      `/api/v1/events/subscriptions/${sub.data.data.subscription.subscription_id}`,
+      user.access,
+    );
+    expect(deleted.statusCode, deleted.body).toBe(200);
+    const logout = await send('POST', '/api/v1/auth/logout', user.access);
+    expect(logout.statusCode, logout.body).toBe(200);
+    expect((await t.request('GET', '/api/v1/auth/me', { token: user.access })).statusCode).toBe(401);
+    // A route that needs a body still says it is missing.
+    const login = await t.platform.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(login.statusCode).toBe(400);
+    expect(login.json().error.details).toMatchObject({ field: 'body', reason: 'is required' });
+  });
+
   it('answers a body over server.body_limit_bytes with 413 PAYLOAD_TOO_LARGE', async () => {
     const res = await raw(JSON.stringify({ username: 'admin', password: 'x'.repeat(5000) }));
     expect(res.statusCode).toBe(413);
@@ -107,7 +139,12 @@ describe('the envelope, request ids and bad input', () => {
   it('refuses numbers that are not finite, in queries and bodies, with 422 naming the field', async () => {
     const admin = await t.adminToken();
     for (const query of ['per_page=Infinity', 'page=1e400', 'per_page=-Infinity', 'page=Infinity']) {
-      for (const path of ['/api/v1/admin/users', '/api/v1/events', '/api/v1/admin/audit-log', '/api/v1/tasks']) {
+      for (const path of [
+        '/api/v1/admin/users',
+        '/api/v1/events',
+        '/api/v1/admin/audit-log',
+        '/api/v1/tasks',
+      ]) {
         const res = await t.request('GET', `${path}?${query}`, { token: admin });
         expect(res.statusCode, `${path}?${query} → ${res.body}`).toBe(422);
         expect(res.data.error.details).toMatchObject({
