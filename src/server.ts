@@ -23,6 +23,7 @@ import type { BootConfig } from './config/load-config.js';
 import { consoleDistDir, registerConsoleRoutes } from './console/console-routes.js';
 import { registerEventSystem } from './events/event-system.js';
 import type { App } from './http/app-type.js';
+import { clientErrorHandler } from './http/client-error-handler.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { lazySchemaCompilers } from './http/lazy-schema-compilers.js';
@@ -147,6 +148,7 @@ async function assemble(
     requestTimeout: cfg().server.request_timeout_seconds * 1000,
     return503OnClosing: true,
     frameworkErrors,
+    clientErrorHandler,
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
     },
