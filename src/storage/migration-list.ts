@@ -12,6 +12,7 @@ import * as outboxClaimOrder from './migrations/0010-outbox-claim-order.js';
 import * as eventEmitRecord from './migrations/0011-event-emit-record.js';
 import * as eventSequence from './migrations/0012-event-sequence.js';
 import * as deliveryAudit from './migrations/0013-delivery-audit.js';
+import * as usernameCase from './migrations/0014-username-case.js';
 
 /**
  * Every migration, in order. Feature modules add their own file under `storage/migrations/` and a line here;
@@ -31,4 +32,5 @@ export const migrationList: Record<string, Migration> = {
   '0011-event-emit-record': eventEmitRecord,
   '0012-event-sequence': eventSequence,
   '0013-delivery-audit': deliveryAudit,
+  '0014-username-case': usernameCase,
 };

@@ -70,11 +70,18 @@ export class UserStore {
   }
 
   /** Looks a login name up by username, or by e-mail (case-insensitive). */
+  /** By username (whatever its case) or e-mail address; an exact username first where old data holds both cases. */
   findByLogin(login: string): Promise<UserRow | undefined> {
     return this.db
       .selectFrom('users')
       .selectAll()
-      .where((eb) => eb.or([eb('username', '=', login), eb('email', '=', login.toLowerCase())]))
+      .where((eb) =>
+        eb.or([
+          eb(sql`lower(username)`, '=', login.toLowerCase()),
+          eb('email', '=', login.toLowerCase()),
+        ]),
+      )
+      .orderBy(sql`case when username = ${login} then 0 else 1 end`)
       .executeTakeFirst();
   }
 
@@ -86,11 +93,16 @@ export class UserStore {
     let q = this.db
       .selectFrom('users')
       .select(['username', 'email'])
-      .where((eb) => eb.or([eb('username', '=', username), eb('email', '=', email.toLowerCase())]));
+      .where((eb) =>
+        eb.or([
+          eb(sql`lower(username)`, '=', username.toLowerCase()),
+          eb('email', '=', email.toLowerCase()),
+        ]),
+      );
     if (exceptId) q = q.where('id', '!=', exceptId);
     const row = await q.executeTakeFirst();
     if (!row) return undefined;
-    return row.username === username ? 'username' : 'email';
+    return row.username.toLowerCase() === username.toLowerCase() ? 'username' : 'email';
   }
 
   async update(id: string, changes: Updateable<UsersTable>): Promise<void> {

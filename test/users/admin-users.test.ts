@@ -83,6 +83,26 @@ describe('user administration', () => {
     expect(sameMail.data.error.details.field).toBe('email');
   });
 
+  it('treats usernames differing only in case as one name, for creation and login', async () => {
+    const alice = await create({ username: 'CaseAlice', email: 'case-alice@example.test', password: 'long-enough-1' });
+    expect(alice.statusCode).toBe(201);
+    const twin = await create({ username: 'casealice', email: 'case-twin@example.test', password: 'long-enough-1' });
+    expect(twin.statusCode).toBe(409);
+    expect(twin.data.error.details.field).toBe('username');
+    // Two at once: the database refuses the second too.
+    const racing = await Promise.all(
+      ['CASEBOB', 'casebob', 'CaseBob'].map((username, i) =>
+        create({ username, email: `case-bob-${i}@example.test`, password: 'long-enough-1' }),
+      ),
+    );
+    expect(racing.map((r) => r.statusCode).sort()).toEqual([201, 409, 409]);
+    const login = await t.request('POST', '/api/v1/auth/login', {
+      body: { username: 'casealice', password: 'long-enough-1' },
+    });
+    expect(login.statusCode).toBe(200);
+    expect(login.data.data.user.username).toBe('CaseAlice');
+  });
+
   it('validates username, e-mail, password length, roles and unknown fields with 422', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ username: 'ab', email: 'a@example.test', password: 'long-enough-1' }, 'username'],
