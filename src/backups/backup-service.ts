@@ -12,6 +12,7 @@ import { AppError, notFound } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import { storableExcerpt } from '../kernel/storable-text.js';
 import type { LogStore } from '../logs/log-store.js';
 import type { Database } from '../storage/database.js';
 import type { Maintenance } from '../system/maintenance.js';
@@ -476,10 +477,30 @@ export class BackupService implements PlatformService {
       return { ...result, duration_ms: this.counts.lastRestoreMs };
     } catch (err) {
       this.counts.restoreFailed += 1;
+      await this.auditRestoreFailure(task, pending, err);
       throw err;
     } finally {
       await rm(pending.archive.dir, { recursive: true, force: true }).catch(() => undefined);
       await pending.release().catch(() => undefined);
+    }
+  }
+
+  /** The outcome of a restore that did not complete, audited as a completed one is (`backup.restore`). */
+  private async auditRestoreFailure(task: TaskContext, p: PendingRestore, err: unknown): Promise<void> {
+    const cancelled = task.signal.aborted;
+    const message = err instanceof Error ? err.message || err.name : String(err);
+    try {
+      await this.audit(p.origin, 'backup.restore', p.archive.backup.id, {
+        restore_id: task.taskId,
+        backup_id: p.archive.backup.id,
+        components: p.archive.components,
+        safety_backup_id: (task.details['safety_backup_id'] as string | undefined) ?? null,
+        status: cancelled ? 'cancelled' : 'failed',
+        error: storableExcerpt(message, 2000),
+      });
+    } catch (auditErr) {
+      // The restore's own failure is what the task reports; a failing audit write is logged beside it.
+      this.deps.log.error({ err: auditErr, restore_id: task.taskId }, 'could not audit the failed restore');
     }
   }
 

@@ -245,14 +245,30 @@ export class ConfigService {
       updated_by: version?.updated_by ?? null,
       config_version: String(version?.version ?? 0),
     };
-    const next = this.compose(this.layers, overrides);
+    const { config: next, kept } = this.composeStored(overrides);
     const before = flattenTree(this.effective as unknown as ConfigTree);
     const after = flattenTree(next as unknown as ConfigTree);
     const changed = Object.keys(after).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
-    this.overrides = overrides;
+    this.overrides = kept;
     this.effective = deepFreeze(next);
     if (changed.length > 0) for (const l of this.listeners) l(changed);
     return changed;
+  }
+
+  /**
+   * The configuration with the stored runtime changes on top. A stored value this version refuses (one an
+   * older version accepted, such as a cron expression the scheduler cannot run) is left out rather than fatal,
+   * so the file, environment or default value applies to that key.
+   */
+  private composeStored(overrides: Record<string, unknown>): {
+    config: PlatformConfig;
+    kept: Record<string, unknown>;
+  } {
+    const { config, problems } = validateTree(mergeTrees(this.layers, unflatten(overrides)));
+    if (config) return { config, kept: overrides };
+    const kept = { ...overrides };
+    for (const p of problems) delete kept[p.field];
+    return { config: this.compose(this.layers, kept), kept };
   }
 
   private compose(layers: ConfigTree, overrides: Record<string, unknown>): PlatformConfig {

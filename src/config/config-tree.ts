@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import { AppError } from '../http/app-error.js';
 import { ConfigSchema, type PlatformConfig, schemaAt } from './config-schema.js';
+import { cronSettingProblems } from './cron-settings.js';
 
 export type ConfigTree = Record<string, unknown>;
 export interface ConfigProblem {
@@ -68,7 +69,7 @@ export function unflatten(entries: Record<string, unknown>): ConfigTree {
   return out;
 }
 
-/** Applies defaults and validates; returns every problem, not only the first. */
+/** Applies defaults and validates (the schema, then cron expressions); returns every problem, not only the first. */
 export function validateTree(tree: ConfigTree): { config?: PlatformConfig; problems: ConfigProblem[] } {
   const problems = findForbiddenKeys(tree);
   if (problems.length > 0) return { problems };
@@ -77,6 +78,8 @@ export function validateTree(tree: ConfigTree): { config?: PlatformConfig; probl
     const field = error.path.replace(/^\//, '').replaceAll('/', '.') || '(root)';
     problems.push({ field, reason: reasonOf(error.type, error.schema, error.message) });
   }
+  // Checks beyond what a JSON Schema says: cron expressions, read by the scheduler's own parser.
+  problems.push(...cronSettingProblems(withDefaults as PlatformConfig));
   if (problems.length > 0) return { problems: dedupe(problems) };
   return { config: withDefaults as PlatformConfig, problems: [] };
 }

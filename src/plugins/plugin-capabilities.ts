@@ -9,7 +9,7 @@ import type { PlatformSide } from './plugin-host.js';
 import { grants, type Manifest, type PluginPermission } from './plugin-manifest.js';
 import type { PluginRouteTable, RouteMethod } from './plugin-route-table.js';
 import type { PluginStorageStore } from './plugin-storage-store.js';
-import type { LogLevel, Registration, RouteAccess } from './plugin-wire.js';
+import { type LogLevel, type Registration, type RouteAccess, recordedFailure } from './plugin-wire.js';
 
 /** The platform services a plugin's capabilities reach. */
 export interface CapabilityServices {
@@ -53,7 +53,7 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
     if (grants(manifest, permission)) return;
     const message = `ctx.${what} needs the permission '${permission}', which the plugin's manifest does not grant`;
     host.fail(message);
-    throw new Error(message);
+    throw recordedFailure(message);
   };
   const str = (v: unknown, what: string): string => {
     if (typeof v !== 'string') throw new TypeError(`${what} must be a string`);
@@ -69,7 +69,7 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
         if (manifest.events.emits.length === 0 || !emits(eventType)) {
           const message = `the event type '${eventType}' is not among the manifest's events.emits (${manifest.events.emits.join(', ') || 'none'})`;
           host.fail(message);
-          throw new Error(message);
+          throw recordedFailure(message);
         }
         if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) {
           throw new TypeError('event data must be an object');
@@ -194,6 +194,8 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
         const name = str(registration.name, 'the schedule name');
         if (!TASK_NAME.test(name)) throw new Error(`schedule names match ${TASK_NAME.source}: '${name}'`);
         const job = `plugin:${id}:${name}`;
+        // Registered first: a job refused for its expression is forgotten by the scheduler when the plugin stops.
+        host.onStop(() => services.scheduler.unschedule(job));
         services.scheduler.schedule(
           job,
           str(registration.cron, 'the cron expression'),
@@ -205,7 +207,6 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
           },
           { description: `Plugin ${id}: ${name}` },
         );
-        host.onStop(() => services.scheduler.unschedule(job));
         return;
       }
       default:

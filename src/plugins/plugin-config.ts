@@ -65,6 +65,24 @@ export function validateConfig(
   return value;
 }
 
+/**
+ * `patch` merged into `current` (a PATCH of the configuration): objects are merged key by key at every depth,
+ * arrays and other values replace, and `null` removes a key so its default applies again. Keys not sent —
+ * secrets among them — keep their stored value.
+ */
+export function mergeConfig(
+  current: Record<string, unknown>,
+  patch: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
+    if (value === null) delete out[key];
+    else out[key] = isObject(value) && isObject(out[key]) ? mergeConfig(out[key], value) : value;
+  }
+  return out;
+}
+
 const propertiesOf = (schema: unknown): Record<string, Record<string, unknown>> => {
   const props = (schema as { properties?: unknown } | undefined)?.properties;
   return props && typeof props === 'object' ? (props as Record<string, Record<string, unknown>>) : {};

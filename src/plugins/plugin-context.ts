@@ -1,5 +1,11 @@
 import { deepFreeze } from '../kernel/deep-freeze.js';
-import { type ContextPort, clientError, type RealmInfo, type RouteAccess } from './plugin-wire.js';
+import {
+  type ContextPort,
+  clientError,
+  type RealmInfo,
+  type RouteAccess,
+  recordedFailure,
+} from './plugin-wire.js';
 import type {
   EventHandler,
   PluginContext,
@@ -27,8 +33,9 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
     info.permissions.includes(p) || info.permissions.includes(`${p.split(':')[0]}:*`);
   const need = (permission: PluginPermissionName, what: string) => {
     if (granted(permission)) return;
+    // Counted by the platform through `denied`; the handler that lets this through is not counted again.
     port.denied(permission, what);
-    throw new Error(
+    throw recordedFailure(
       `ctx.${what} needs the permission '${permission}', which the plugin's manifest does not grant`,
     );
   };

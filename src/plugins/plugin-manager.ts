@@ -8,7 +8,7 @@ import type { PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { PluginSubscriptions } from '../webhooks/plugin-subscriptions.js';
 import type { CapabilityServices } from './plugin-capabilities.js';
-import { validateConfig } from './plugin-config.js';
+import { mergeConfig, validateConfig } from './plugin-config.js';
 import { type InstallInput, readInstallPackage, splitEnabled } from './plugin-install-input.js';
 import { withLifecycleLock } from './plugin-lifecycle-lock.js';
 import type { PluginLogBook } from './plugin-log-book.js';
@@ -311,11 +311,22 @@ export class PluginManager implements PlatformService {
     });
   }
 
-  /** Replaces the configuration (validated; masked secrets keep their value) and reloads a running plugin. */
-  async configure(id: string, input: Record<string, unknown>, who: Actor): Promise<PluginRow> {
+  /**
+   * Changes the configuration (validated; masked secrets keep their value) and reloads a running plugin.
+   * `replace` (PUT) makes `input` the whole configuration; `merge` (PATCH) merges it into the stored one
+   * (`mergeConfig`), so keys not sent keep their value.
+   */
+  async configure(
+    id: string,
+    input: Record<string, unknown>,
+    who: Actor,
+    mode: 'replace' | 'merge' = 'replace',
+  ): Promise<PluginRow> {
     return this.exclusive(id, async () => {
       const row = await this.row(id);
-      const config = validateConfig(parseManifestColumn(row).config_schema, input, parseConfigColumn(row));
+      const current = parseConfigColumn(row);
+      const wanted = mode === 'merge' ? mergeConfig(current, input) : input;
+      const config = validateConfig(parseManifestColumn(row).config_schema, wanted, current);
       await this.deps.store.update(id, { config: JSON.stringify(config) });
       if (this.runtimes.has(id)) {
         await this.unload(id);

@@ -94,7 +94,9 @@ export function registerPluginResourceRoutes(app: App, deps: PluginRouteDeps): v
     const body = request.body;
     const who = actorOf(request);
     await manager.row(id);
-    if (body.config !== undefined) await manager.configure(id, body.config, who);
+    // PUT replaces the configuration; PATCH merges the keys it sends into the stored one.
+    if (body.config !== undefined)
+      await manager.configure(id, body.config, who, request.method === 'PATCH' ? 'merge' : 'replace');
     if (body.enabled === true) await manager.enable(id, who);
     if (body.enabled === false) await manager.disable(id, who);
     const task =

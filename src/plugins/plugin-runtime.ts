@@ -8,7 +8,7 @@ import { withTimeout } from './plugin-host.js';
 import type { Manifest } from './plugin-manifest.js';
 import { type PluginRoute, PluginRouteTable } from './plugin-route-table.js';
 import { PluginStats } from './plugin-stats.js';
-import { type LogLevel, PluginCallError } from './plugin-wire.js';
+import { isRecorded, type LogLevel, PluginCallError } from './plugin-wire.js';
 import type { PluginRequest } from './sdk.js';
 import { WorkerHost } from './worker-host.js';
 
@@ -170,6 +170,7 @@ export class PluginRuntime {
         value = await this.bounded(`the route ${route.method} ${route.path}`, () => route.invoke(request));
       }
       const result = toRouteResult(value);
+      checkSerializable(result.data);
       this.stats.request(performance.now() - started);
       return result;
     } catch (err) {
@@ -186,7 +187,9 @@ export class PluginRuntime {
         );
       }
       this.stats.request(performance.now() - started);
-      this.recordFailure(`the route ${route.method} ${route.path} failed: ${(err as Error).message}`);
+      // One failed request is one failure: a refusal the capabilities already counted is not counted again.
+      if (!isRecorded(err))
+        this.recordFailure(`the route ${route.method} ${route.path} failed: ${(err as Error).message}`);
       throw new AppError(
         'INTERNAL_ERROR',
         `The plugin '${this.id}' failed to handle the request (request ${request.request_id})`,
@@ -212,7 +215,7 @@ export class PluginRuntime {
     } catch (err) {
       if (kind === 'event') this.stats.delivery();
       else this.stats.taskRun();
-      this.recordFailure(`${what} failed: ${(err as Error).message}`);
+      if (!isRecorded(err)) this.recordFailure(`${what} failed: ${(err as Error).message}`);
       throw err;
     }
   }
@@ -288,6 +291,18 @@ export class PluginRuntime {
         // Undoing a registration must not stop the others from being undone.
       }
     }
+  }
+}
+
+/**
+ * Throws when the data a route returned cannot be sent as JSON (a circular object, a BigInt, a throwing
+ * `toJSON`), so it is the plugin's failure, answered and counted like a throw, not the platform's.
+ */
+function checkSerializable(data: unknown): void {
+  try {
+    JSON.stringify(data);
+  } catch (err) {
+    throw new Error(`the route returned data that cannot be sent as JSON: ${(err as Error).message}`);
   }
 }
 

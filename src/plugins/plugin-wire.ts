@@ -28,11 +28,16 @@ export type CapabilityOp =
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-/** An error as it crosses the boundary. `client` marks `ctx.routes.error(...)`: an answer, not a failure. */
+/**
+ * An error as it crosses the boundary. `client` marks `ctx.routes.error(...)`: an answer, not a failure.
+ * `recorded` marks a failure the platform has already counted (a call outside the manifest's permissions), so
+ * the handler that lets it through is not counted a second time for it.
+ */
 export interface WireError {
   message: string;
   name?: string;
   client?: { code: string; details?: Record<string, unknown> };
+  recorded?: true;
 }
 
 /** The platform side of a plugin's `ctx`. */
@@ -65,18 +70,50 @@ export function clientError(code: string, message: string, details?: Record<stri
   return err;
 }
 
+const RECORDED = Symbol.for('platform.plugin.recorded-failure');
+
+/** An error for a failure of the plugin that has already been counted and logged (see `isRecorded`). */
+export function recordedFailure(message: string, name = 'Error'): Error {
+  const err = new Error(message);
+  err.name = name;
+  Object.defineProperty(err, RECORDED, { value: true });
+  return err;
+}
+
+/** Whether `err` (or an error it was caused by) is a failure already counted: it must not be counted again. */
+export function isRecorded(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; e instanceof Error && depth < 10; depth++) {
+    if ((e as unknown as Record<symbol, unknown>)[RECORDED] === true) return true;
+    e = e.cause;
+  }
+  return false;
+}
+
 export function toWireError(err: unknown): WireError {
   if (err instanceof Error) {
     const client = (err as unknown as Record<symbol, WireError['client']>)[CLIENT_ERROR];
-    return { message: err.message, name: err.name, ...(client ? { client } : {}) };
+    return {
+      message: err.message,
+      name: err.name,
+      ...(client ? { client } : {}),
+      ...(isRecorded(err) ? { recorded: true as const } : {}),
+    };
   }
   return { message: typeof err === 'string' ? err : 'the plugin threw a non-Error value' };
 }
 
-/** The error the platform side sees for a wire error; `client` is kept on it. */
+/** The error an error from the wire becomes in the realm that receives it, keeping its `recorded` mark. */
+export function fromWireError(wire: WireError): Error {
+  if (wire.recorded) return recordedFailure(wire.message, wire.name ?? 'Error');
+  return Object.assign(new Error(wire.message), { name: wire.name ?? 'Error' });
+}
+
+/** The error the platform side sees for a wire error; `client` and `recorded` are kept on it. */
 export class PluginCallError extends Error {
   constructor(readonly wire: WireError) {
     super(wire.message);
     this.name = 'PluginCallError';
+    if (wire.recorded) Object.defineProperty(this, RECORDED, { value: true });
   }
 }

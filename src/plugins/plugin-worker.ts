@@ -1,7 +1,13 @@
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPluginContext } from './plugin-context.js';
-import { type CapabilityOp, type ContextPort, type Registration, toWireError } from './plugin-wire.js';
+import {
+  type CapabilityOp,
+  type ContextPort,
+  fromWireError,
+  type Registration,
+  toWireError,
+} from './plugin-wire.js';
 import type { PluginDefinition } from './sdk.js';
 import type { FromWorker, ToWorker, WorkerStart, WorkerStats } from './worker-messages.js';
 
@@ -114,7 +120,7 @@ port.on('message', (message: ToWorker) => {
       waiting.delete(message.id);
       if (!w) return;
       if (message.ok) w.resolve(message.value);
-      else w.reject(Object.assign(new Error(message.error.message), { name: message.error.name ?? 'Error' }));
+      else w.reject(fromWireError(message.error));
       return;
     }
   }

@@ -3,7 +3,13 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type PlatformSide, type PluginHost, PluginTimeoutError } from './plugin-host.js';
-import { PluginCallError, type Registration, toWireError, type WireError } from './plugin-wire.js';
+import {
+  isRecorded,
+  PluginCallError,
+  type Registration,
+  toWireError,
+  type WireError,
+} from './plugin-wire.js';
 import type { FromWorker, ToWorker, WorkerStart, WorkerStats } from './worker-messages.js';
 
 // From the sources (tests, `npm run dev`) the worker's TypeScript entry is loaded through tsx.
@@ -228,5 +234,6 @@ function wireOf(err: unknown): WireError {
   return {
     message: err instanceof Error ? err.message : String(err),
     name: err instanceof Error ? err.name : 'Error',
+    ...(isRecorded(err) ? { recorded: true as const } : {}),
   };
 }

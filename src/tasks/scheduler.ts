@@ -1,7 +1,8 @@
-import { Cron } from 'croner';
+import type { Cron } from 'croner';
 import type { FastifyBaseLogger } from 'fastify';
 import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import { parseCron } from './cron-pattern.js';
 
 /** What a scheduled job receives: the occurrence it runs for, and a signal aborted when the scheduler stops. */
 export interface JobRun {
@@ -68,6 +69,8 @@ export class Scheduler implements PlatformService {
   readonly type = 'scheduler';
   readonly dependencies = ['cluster_state', 'task_runner'] as const;
   private readonly jobs = new Map<string, Job>();
+  /** Jobs refused for their expression: they never run, so the service's health says so until they are fixed. */
+  private readonly refused = new Map<string, { cron: string; error: string }>();
   private running = false;
 
   constructor(
@@ -81,16 +84,21 @@ export class Scheduler implements PlatformService {
 
   /**
    * Adds a recurring job. Throws on an invalid expression or a name already in use. Jobs added while the
-   * scheduler runs start at once; a job never overlaps itself.
+   * scheduler runs start at once; a job never overlaps itself. A job refused for its expression is logged and
+   * keeps the service's health at `warning` until it is scheduled or unscheduled under that name.
    */
   schedule(name: string, cron: string, fn: JobFunction, options: { description?: string } = {}): void {
     if (this.jobs.has(name)) throw new Error(`a job named '${name}' is already scheduled`);
     let parsed: Cron;
     try {
-      parsed = new Cron(cron, { utcOffset: 0, paused: true });
+      parsed = parseCron(cron);
     } catch (err) {
-      throw new Error(`invalid cron expression '${cron}' for job '${name}': ${(err as Error).message}`);
+      const error = `invalid cron expression '${cron}' for job '${name}': ${(err as Error).message}`;
+      this.refused.set(name, { cron, error });
+      this.deps.log.error({ job: name, cron }, `${error}; the job will not run`);
+      throw new Error(error);
     }
+    this.refused.delete(name);
     const job: Job = {
       name,
       pattern: cron,
@@ -118,6 +126,7 @@ export class Scheduler implements PlatformService {
 
   /** Removes a job; a run under way finishes. */
   unschedule(name: string): boolean {
+    this.refused.delete(name);
     const job = this.jobs.get(name);
     if (!job) return false;
     clearTimeout(job.timer);
@@ -160,8 +169,9 @@ export class Scheduler implements PlatformService {
 
   async health(): Promise<ServiceHealth> {
     const failing = [...this.jobs.values()].filter((j) => j.stats.lastStatus === 'failed').map((j) => j.name);
+    const refused = [...this.refused].map(([name, r]) => ({ name, cron: r.cron, error: r.error }));
     return {
-      status: failing.length > 0 ? 'warning' : 'healthy',
+      status: failing.length > 0 || refused.length > 0 ? 'warning' : 'healthy',
       checks: [
         {
           name: 'timers',
@@ -170,8 +180,9 @@ export class Scheduler implements PlatformService {
           next_run: this.soonest()?.toISOString() ?? null,
         },
         { name: 'last_runs', status: failing.length > 0 ? 'warning' : 'pass', failing_jobs: failing },
+        { name: 'schedules', status: refused.length > 0 ? 'fail' : 'pass', unscheduled_jobs: refused },
       ],
-      details: { jobs: this.jobs.size },
+      details: { jobs: this.jobs.size, unscheduled_jobs: refused.length },
     };
   }
 
@@ -193,6 +204,7 @@ export class Scheduler implements PlatformService {
     const soonest = this.soonest();
     return {
       jobs: this.jobs.size,
+      unscheduled_jobs: this.refused.size,
       runs,
       failures,
       skipped,
@@ -211,6 +223,7 @@ export class Scheduler implements PlatformService {
         cron: j.pattern,
         description: j.description,
       })),
+      unscheduled_jobs: [...this.refused].map(([name, r]) => ({ name, cron: r.cron, error: r.error })),
     };
   }
 

@@ -5,12 +5,29 @@ import type { TaskStore } from './task-store.js';
 import type { TaskLogsTable } from './task-tables.js';
 
 export type TaskLogLevel = 'debug' | 'info' | 'warning' | 'error';
-export type TaskStepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+export type TaskStepStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
 
 export interface TaskStep {
   name: string;
   status: TaskStepStatus;
   progress: number;
+}
+
+/**
+ * `details` with every step still `running` ended as `status` (its progress kept): a task that ends leaves no
+ * step running. Other steps, and details without steps, are returned as they are.
+ */
+export function endRunningSteps(
+  details: Record<string, unknown>,
+  status: 'failed' | 'cancelled',
+): Record<string, unknown> {
+  const steps = details['steps'];
+  if (!Array.isArray(steps) || !steps.some((s) => (s as TaskStep | null)?.status === 'running'))
+    return details;
+  return {
+    ...details,
+    steps: (steps as TaskStep[]).map((s) => (s?.status === 'running' ? { ...s, status } : s)),
+  };
 }
 
 /** Why an execution's signal was aborted. */
@@ -68,9 +85,18 @@ export class TaskExecution {
     this.controller.abort(new DOMException(`task ${reason}`, 'AbortError'));
   }
 
+  /** Overall progress never goes backwards: a lower fraction than the one reached is ignored. */
   setProgress(fraction: number): void {
     const p = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : this.progress;
-    this.progress = p;
+    this.progress = Math.max(this.progress, p);
+    this.touch();
+  }
+
+  /** Ends every step still running (the task is ending without completing). */
+  endSteps(status: 'failed' | 'cancelled'): void {
+    const details = endRunningSteps(this.details, status);
+    if (details === this.details) return;
+    this.details = details;
     this.touch();
   }
 

@@ -8,7 +8,13 @@ import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import { storableExcerpt } from '../kernel/storable-text.js';
-import { TaskExecution, type TaskLogLevel, type TaskStep, type TaskStepStatus } from './task-execution.js';
+import {
+  endRunningSteps,
+  TaskExecution,
+  type TaskLogLevel,
+  type TaskStep,
+  type TaskStepStatus,
+} from './task-execution.js';
 import type { TaskRow, TaskStore } from './task-store.js';
 import { type TaskViewData, taskView } from './task-view.js';
 
@@ -26,7 +32,7 @@ export interface TaskContext {
   readonly signal: AbortSignal;
   /** True when this run continues a task that an earlier run did not finish (resumable types only). */
   readonly resumed: boolean;
-  /** Overall progress 0..1; with `step`, that step becomes `running`. */
+  /** Overall progress 0..1, never going backwards (a lower value is ignored); with `step`, that step becomes `running`. */
   progress(fraction: number, step?: string): void;
   /** Sets a step's status (and progress: 1 when completed, unless given). */
   step(name: string, status: TaskStepStatus, progress?: number): void;
@@ -385,7 +391,7 @@ export class TaskRunner {
       // A resumable task waits a while for an instance that knows its type before it is given up.
       const expiredFor = Date.now() - Date.parse(row.lease_until ?? now);
       if (row.resumable === 1 && expiredFor < ORPHAN_LEASES * leaseMs) continue;
-      if (await this.deps.store.failExpired(row, 'interrupted', now)) {
+      if (await this.deps.store.failExpired(row, 'interrupted', now, stepsEnded(row.details))) {
         this.counts.interrupted += 1;
         await this.deps.store.insertLogs([
           {
@@ -476,6 +482,9 @@ export class TaskRunner {
     outcome: { ok: true; result: Record<string, unknown> | undefined } | { ok: false; error: unknown },
     actor: TaskActor | undefined,
   ): Promise<void> {
+    // A task that ends without completing leaves no step running; a shutdown may resume it (settleInterrupted).
+    if (!outcome.ok && execution.stopReason !== 'shutdown')
+      execution.endSteps(execution.stopReason === 'cancelled' ? 'cancelled' : 'failed');
     await execution.drain();
     const now = nowIso();
     const durationMs = Date.now() - execution.startedAtMs;
@@ -500,8 +509,13 @@ export class TaskRunner {
       return;
     }
     if (execution.stopReason === 'cancelled') {
-      // The row already says cancelled (written by whoever cancelled it); only the last lines remain.
+      // The row already says cancelled (written by whoever cancelled it); its steps and the last lines remain.
       execution.log('info', 'stopped after cancellation', now);
+      await this.deps.store.updateCancelled(execution.id, execution.claim, {
+        progress: execution.progress,
+        details: JSON.stringify(execution.details),
+        updated_at: now,
+      });
       await this.deps.store.insertLogs(execution.takeLogs());
       return;
     }
@@ -513,6 +527,7 @@ export class TaskRunner {
     execution.log('error', `failed: ${message}`, now);
     const written = await this.deps.store.updateOwned(execution.id, execution.claim, {
       status: 'failed',
+      progress: execution.progress,
       details: JSON.stringify(execution.details),
       error: message,
       estimated_completion: null,
@@ -551,6 +566,7 @@ export class TaskRunner {
       return;
     }
     execution.log('error', 'interrupted: the platform stopped while the task ran', now);
+    execution.endSteps('failed');
     const written = await this.deps.store.updateOwned(execution.id, execution.claim, {
       status: 'failed',
       progress: execution.progress,
@@ -632,6 +648,18 @@ export class TaskRunner {
       max_log_lines: t.max_log_lines,
       stop_timeout_seconds: t.stop_timeout_seconds,
     };
+  }
+}
+
+/** The stored details of a task that ends with the steps it left running failed; unchanged when there are none. */
+function stepsEnded(text: string): string {
+  try {
+    const details = JSON.parse(text) as unknown;
+    if (details === null || typeof details !== 'object' || Array.isArray(details)) return text;
+    const ended = endRunningSteps(details as Record<string, unknown>, 'failed');
+    return ended === details ? text : JSON.stringify(ended);
+  } catch {
+    return text;
   }
 }
 

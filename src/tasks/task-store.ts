@@ -70,6 +70,20 @@ export class TaskStore {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /**
+   * The last write of an execution whose task was cancelled meanwhile (its steps and progress as they ended);
+   * only while the task is still the cancelled one this execution ran.
+   */
+  async updateCancelled(id: string, claim: string, patch: Updateable<TasksTable>): Promise<void> {
+    await this.db
+      .updateTable('tasks')
+      .set(patch)
+      .where('id', '=', id)
+      .where('claim', '=', claim)
+      .where('status', '=', 'cancelled')
+      .execute();
+  }
+
   /** Marks a running task cancelled; false when it was not running. */
   async cancel(id: string, at: string): Promise<boolean> {
     const result = await this.db
@@ -113,10 +127,10 @@ export class TaskStore {
   }
 
   /** Fails a task whose lease expired, unless someone renewed or took it over meanwhile. */
-  async failExpired(row: TaskRow, error: string, now: string): Promise<boolean> {
+  async failExpired(row: TaskRow, error: string, now: string, details = row.details): Promise<boolean> {
     const result = await this.db
       .updateTable('tasks')
-      .set({ status: 'failed', error, completed_at: now, updated_at: now, lease_until: null })
+      .set({ status: 'failed', error, details, completed_at: now, updated_at: now, lease_until: null })
       .where('id', '=', row.id)
       .where('status', '=', 'running')
       .where('lease_until', '=', row.lease_until)

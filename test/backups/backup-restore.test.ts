@@ -234,7 +234,29 @@ describe('restoring a backup', () => {
     expect(res.statusCode).toBe(202);
     const task = await settledTask(t, admin, res.data.data.restore_id);
     expect(task.status).toBe('failed');
-    expect(task.details.steps.find((s: { name: string }) => s.name === 'database').status).toBe('running');
+    // The step that failed says so, none is left running, and the progress reached is kept.
+    expect(task.details.steps.find((s: { name: string }) => s.name === 'database').status).toBe('failed');
+    expect(task.details.steps.map((s: { status: string }) => s.status)).not.toContain('running');
+    expect(task.progress).toBeGreaterThanOrEqual(0.3);
+    // Its outcome is audited, as a completed restore's is, after the "started" entry.
+    const audit = await t.request(
+      'GET',
+      `/api/v1/admin/audit-log?action=backup.restore&resource_id=${planted}`,
+      { token: admin },
+    );
+    const outcomes = audit.data.data.audit_entries.map(
+      (e: { details: Record<string, unknown> }) => e.details,
+    );
+    expect(outcomes).toContainEqual(
+      expect.objectContaining({ restore_id: res.data.data.restore_id, status: 'started' }),
+    );
+    expect(outcomes).toContainEqual(
+      expect.objectContaining({
+        restore_id: res.data.data.restore_id,
+        status: 'failed',
+        error: task.error,
+      }),
+    );
 
     expect(await snapshot()).toEqual(before);
     expect(await usernames(t)).toContain('dave');

@@ -87,6 +87,9 @@ describe('plugin updates: a plugin_update task with steps, rolled back when the 
     );
     expect(steps).toMatchObject({ download: 'completed', verify: 'completed', install: 'completed' });
     expect(steps.health_check).not.toBe('completed');
+    // The task ended: the step that failed says so, none is left running.
+    expect(steps.start).toBe('failed');
+    expect(Object.values(steps)).not.toContain('running');
     const served = await t.request('GET', '/api/v1/ext/counter/version', { token });
     expect(served.data.data.version).toBe('1.1.0');
     const detail = (await t.request('GET', '/api/v1/admin/plugins/counter', { token })).data.data.plugin;
@@ -100,6 +103,15 @@ describe('plugin updates: a plugin_update task with steps, rolled back when the 
     });
     const task = await waitTask(res.data.data.task.id);
     expect(task.status).toBe('failed');
+    expect(task.details.steps.map((s: { name: string; status: string }) => [s.name, s.status])).toEqual([
+      ['download', 'failed'],
+      ['verify', 'pending'],
+      ['backup', 'pending'],
+      ['stop', 'pending'],
+      ['install', 'pending'],
+      ['start', 'pending'],
+      ['health_check', 'pending'],
+    ]);
     expect((await t.request('GET', '/api/v1/ext/counter/version', { token })).data.data.version).toBe(
       '1.1.0',
     );

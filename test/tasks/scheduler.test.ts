@@ -101,6 +101,26 @@ describe('scheduler', { timeout: 30_000 }, () => {
     }
   });
 
+  it('reports warning while a job could not be scheduled, until it is scheduled or removed', async () => {
+    const { scheduler } = a.platform.context;
+    const token = await a.adminToken();
+    const read = async () => (await a.request('GET', '/api/v1/services/scheduler', { token })).data.data;
+    expect(() => scheduler.schedule('test_unschedulable', 'not a cron', () => {})).toThrow(/invalid cron/);
+    try {
+      expect(await eventually(async () => (await read()).health === 'warning', 6_000)).toBe(true);
+      const service = await read();
+      expect(service.metrics.unscheduled_jobs).toBe(1);
+      expect(service.config.unscheduled_jobs).toEqual([
+        { name: 'test_unschedulable', cron: 'not a cron', error: expect.stringMatching(/invalid cron/) },
+      ]);
+      const health = await a.platform.context.scheduler.health();
+      expect(health.checks).toContainEqual(expect.objectContaining({ name: 'schedules', status: 'fail' }));
+    } finally {
+      scheduler.unschedule('test_unschedulable');
+    }
+    expect(await eventually(async () => (await read()).health === 'healthy', 6_000)).toBe(true);
+  });
+
   it('refuses an invalid cron expression and a name already in use', () => {
     const { scheduler } = a.platform.context;
     expect(() => scheduler.schedule('bad', 'every tuesday', () => {})).toThrow(/invalid cron expression/);

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nowIso } from '../../src/kernel/new-id.js';
+import { eventually } from '../helpers/eventually.js';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+
+/** A task that ends without completing leaves no step running, and its progress never goes backwards. */
+describe('tasks that fail, are cancelled or are interrupted end their steps', { timeout: 30_000 }, () => {
+  let t: TestPlatform;
+  let admin: string;
+
+  beforeAll(async () => {
+    // A short lease, so a task its instance stopped renewing is swept within a second.
+    t = await startPlatform({ tasks: { lease_seconds: 1 } });
+    admin = await t.adminToken();
+    const { tasks } = t.platform.context;
+    tasks.registerType(
+      'test_fail_midway',
+      async (task) => {
+        task.step('fetch', 'completed');
+        task.progress(0.6, 'apply');
+        task.progress(0.2);
+        throw new Error('apply exploded');
+      },
+      { steps: ['fetch', 'apply', 'verify'] },
+    );
+    tasks.registerType(
+      'test_wait_in_step',
+      async (task) => {
+        task.progress(0.4, 'work');
+        await new Promise<void>((resolve) => {
+          task.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        task.signal.throwIfAborted();
+        return {};
+      },
+      { steps: ['work', 'finish'] },
+    );
+  }, 60_000);
+  afterAll(async () => t?.close(), 60_000);
+
+  const getTask = async (id: string) =>
+    (await t.request('GET', `/api/v1/tasks/${id}`, { token: admin })).data.data;
+  const steps = (task: { details: { steps: { name: string; status: string }[] } }) =>
+    Object.fromEntries(task.details.steps.map((s) => [s.name, s.status]));
+
+  it('fails the step that was running and keeps the progress reached', async () => {
+    const started = await t.platform.context.tasks.start('test_fail_midway', {});
+    expect(await eventually(async () => (await getTask(started.id)).status === 'failed')).toBe(true);
+    const task = await getTask(started.id);
+    expect(task.error).toBe('apply exploded');
+    expect(steps(task)).toEqual({ fetch: 'completed', apply: 'failed', verify: 'pending' });
+    expect(task.progress).toBe(0.6);
+  });
+
+  it('cancels the step that was running when the task is cancelled', async () => {
+    const started = await t.platform.context.tasks.start('test_wait_in_step', {});
+    expect(await eventually(async () => (await getTask(started.id)).progress === 0.4)).toBe(true);
+    const res = await t.request('DELETE', `/api/v1/tasks/${started.id}`, { token: admin });
+    expect(res.statusCode).toBe(200);
+    expect(await eventually(async () => steps(await getTask(started.id)).work === 'cancelled', 5_000)).toBe(
+      true,
+    );
+    const task = await getTask(started.id);
+    expect(task).toMatchObject({ status: 'cancelled', progress: 0.4 });
+    expect(steps(task)).toEqual({ work: 'cancelled', finish: 'pending' });
+  });
+
+  it('fails the running step of a task interrupted by an instance that died', async () => {
+    const now = nowIso();
+    const id = 'task_deadstep000000000000000';
+    await t.platform.context.database.db
+      .insertInto('tasks')
+      .values({
+        id,
+        type: 'database_cleanup',
+        status: 'running',
+        progress: 0.5,
+        details: JSON.stringify({
+          steps: [
+            { name: 'sessions', status: 'completed', progress: 1 },
+            { name: 'tasks', status: 'running', progress: 0.5 },
+          ],
+        }),
+        result: null,
+        error: null,
+        created_by: 'admin',
+        created_at: now,
+        started_at: now,
+        estimated_completion: null,
+        completed_at: null,
+        cancelled_at: null,
+        updated_at: now,
+        resumable: 0,
+        instance_id: 'dead-instance',
+        claim: 'dead-claim',
+        lease_until: new Date(Date.now() + 300).toISOString(),
+        attempts: 1,
+      })
+      .execute();
+    expect(await eventually(async () => (await getTask(id)).status === 'failed', 5_000)).toBe(true);
+    const task = await getTask(id);
+    expect(task).toMatchObject({ error: 'interrupted', progress: 0.5 });
+    expect(steps(task)).toEqual({ sessions: 'completed', tasks: 'failed' });
+  });
+});
