@@ -59,15 +59,8 @@ export class TaskStore {
   }
 
   /** Applies `patch` while the execution `claim` still owns the running task; false when it no longer does. */
-  async updateOwned(id: string, claim: string, patch: Updateable<TasksTable>): Promise<boolean> {
-    const result = await this.db
-      .updateTable('tasks')
-      .set(patch)
-      .where('id', '=', id)
-      .where('claim', '=', claim)
-      .where('status', '=', 'running')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+  updateOwned(id: string, claim: string, patch: Updateable<TasksTable>): Promise<boolean> {
+    return this.updateClaimed(id, claim, 'running', patch);
   }
 
   /**
@@ -75,13 +68,23 @@ export class TaskStore {
    * only while the task is still the cancelled one this execution ran.
    */
   async updateCancelled(id: string, claim: string, patch: Updateable<TasksTable>): Promise<void> {
-    await this.db
+    await this.updateClaimed(id, claim, 'cancelled', patch);
+  }
+
+  private async updateClaimed(
+    id: string,
+    claim: string,
+    status: 'running' | 'cancelled',
+    patch: Updateable<TasksTable>,
+  ): Promise<boolean> {
+    const result = await this.db
       .updateTable('tasks')
       .set(patch)
       .where('id', '=', id)
       .where('claim', '=', claim)
-      .where('status', '=', 'cancelled')
-      .execute();
+      .where('status', '=', status)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   /** Marks a running task cancelled; false when it was not running. */
