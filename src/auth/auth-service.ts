@@ -16,7 +16,11 @@ import { randomToken, sha256Hex } from './token-hash.js';
 
 const INVALIDATE_CHANNEL = 'auth.invalidate';
 const ACTIVITY_RESOLUTION_MS = 60_000;
-type Invalidation = { sessionIds?: string[]; userId?: string; apiKeyId?: string };
+/** What changed: cached copies of these sessions, this user (and its sessions and keys), this key are dropped. */
+export type Invalidation = { sessionIds?: string[]; userId?: string; apiKeyId?: string };
+
+// The service that resolved each principal, so long-lived requests (streams) can re-check theirs.
+const issuers = new WeakMap<Principal, AuthService>();
 
 export interface LoginResult {
   access_token: string;
@@ -50,6 +54,7 @@ export class AuthService {
   private readonly users: LocalCache<UserRow>;
   private readonly keys: LocalCache<ApiKeyRow>;
   private readonly keyUse = new Map<string, number>();
+  private readonly invalidationListeners = new Set<(m: Invalidation) => void>();
   private readonly unsubscribe: () => void;
   private flushTimer: NodeJS.Timeout | undefined;
 
@@ -240,9 +245,41 @@ export class AuthService {
    * when they were given but are not valid (bad, expired, revoked, suspended owner).
    */
   async authenticate(credentials: { bearer?: string; apiKey?: string }): Promise<Principal | undefined> {
-    if (credentials.bearer !== undefined) return this.fromBearer(credentials.bearer);
-    if (credentials.apiKey !== undefined) return this.fromApiKey(credentials.apiKey);
-    return undefined;
+    let principal: Principal;
+    if (credentials.bearer !== undefined) principal = await this.fromBearer(credentials.bearer);
+    else if (credentials.apiKey !== undefined) principal = await this.fromApiKey(credentials.apiKey, true);
+    else return undefined;
+    issuers.set(principal, this);
+    return principal;
+  }
+
+  /** The service that resolved a principal (undefined for one made elsewhere, e.g. by a test). */
+  static issuerOf(principal: Principal): AuthService | undefined {
+    return issuers.get(principal);
+  }
+
+  /**
+   * Re-checks the credentials of a long-lived request (a stream) without its access token: the session, the
+   * API key and the user must still hold. The token's own expiry is not checked again, so a stream opened with
+   * a valid token stays open until its session, key or user is revoked. Resolves to the principal as it is
+   * now (roles may have changed); throws AUTHENTICATION_FAILED once the credentials no longer hold.
+   */
+  async recheck(principal: Principal, credentials: { apiKey?: string }): Promise<Principal> {
+    if (principal.method === 'api_key') {
+      if (credentials.apiKey === undefined) throw authFailed('invalid_api_key', 'The API key is invalid');
+      return this.fromApiKey(credentials.apiKey, false);
+    }
+    if (principal.sessionId === undefined) throw authFailed('session_revoked', 'The session has ended');
+    return this.sessionPrincipal(principal.sessionId, principal.userId);
+  }
+
+  /**
+   * Calls `listener` each time cached credentials are dropped: a revocation or a user change, made on this
+   * instance or announced by another. Returns the function that stops it.
+   */
+  onInvalidated(listener: (m: Invalidation) => void): () => void {
+    this.invalidationListeners.add(listener);
+    return () => this.invalidationListeners.delete(listener);
   }
 
   async createApiKey(
@@ -274,17 +311,22 @@ export class AuthService {
   private async fromBearer(token: string): Promise<Principal> {
     const claims = await this.deps.tokens.verify(token);
     if (!claims) throw authFailed('invalid_token', 'The access token is invalid or expired');
-    let session = this.sessions.get(claims.sid);
+    return this.sessionPrincipal(claims.sid, claims.sub, true);
+  }
+
+  /** The principal of a session that must still be open, for its user who must still be active. */
+  private async sessionPrincipal(sessionId: string, userId: string, noteUse = false): Promise<Principal> {
+    let session = this.sessions.get(sessionId);
     if (!session) {
-      session = await this.deps.sessionStore.findById(claims.sid);
+      session = await this.deps.sessionStore.findById(sessionId);
       if (!session) throw authFailed('session_revoked', 'The session has ended');
-      this.sessions.set(claims.sid, session);
+      this.sessions.set(sessionId, session);
     }
-    if (session.revoked_at !== null || session.user_id !== claims.sub || session.expires_at <= nowIso()) {
+    if (session.revoked_at !== null || session.user_id !== userId || session.expires_at <= nowIso()) {
       throw authFailed('session_revoked', 'The session has ended');
     }
-    const user = await this.activeUser(claims.sub);
-    this.noteActivity(session);
+    const user = await this.activeUser(userId);
+    if (noteUse) this.noteActivity(session);
     const { roles, permissions, isAdmin } = accessOf(user);
     return {
       userId: user.id,
@@ -305,7 +347,8 @@ export class AuthService {
     void this.deps.sessionStore.touch(session.id).catch(() => {});
   }
 
-  private async fromApiKey(key: string): Promise<Principal> {
+  /** `counted`: a use of the key (a request), as opposed to a stream re-checking the key it opened with. */
+  private async fromApiKey(key: string, counted: boolean): Promise<Principal> {
     // Keyed by the key's hash: the raw key is a secret and stays out of the cache.
     const cacheKey = sha256Hex(key);
     let row = this.keys.get(cacheKey);
@@ -327,7 +370,7 @@ export class AuthService {
       : scopes.includes('*')
         ? owner
         : scopes.filter((s) => owner.includes(s));
-    this.keyUse.set(row.id, (this.keyUse.get(row.id) ?? 0) + 1);
+    if (counted) this.keyUse.set(row.id, (this.keyUse.get(row.id) ?? 0) + 1);
     return {
       userId: user.id,
       username: user.username,
@@ -397,6 +440,13 @@ export class AuthService {
       this.keys.deleteWhere((k) => k.user_id === m.userId);
     }
     if (m.apiKeyId) this.keys.deleteWhere((k) => k.id === m.apiKeyId);
+    for (const listener of this.invalidationListeners) {
+      try {
+        listener(m);
+      } catch {
+        // A listener's failure is its own; the caches are dropped and the revocation stands.
+      }
+    }
   }
 
   private async flushKeyUse(): Promise<void> {

@@ -6,7 +6,7 @@ import { TickCork } from './tick-cork.js';
 
 // How long a client that is not reading gets to take its final message before it is cut off: long enough
 // for a stalled reader to learn its resume point, short on shutdown so closing is not held up.
-const END_GRACE_MS = { overflow: 15_000, shutdown: 1000, none: 1000 } as const;
+const END_GRACE_MS = { overflow: 15_000, shutdown: 1000, credentials_revoked: 1000, none: 1000 } as const;
 
 /** Server-sent events over a hijacked response: `id:`/`event:`/`data:` frames, `: ping` comments. */
 export class SseSink implements StreamSink {

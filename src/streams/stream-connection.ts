@@ -1,14 +1,23 @@
 import { mayRead } from '../events/event-data.js';
 import { type CompiledSelector, compileSelector } from '../events/event-filters.js';
 import type { EventRow } from '../events/event-store.js';
+import { nowIso } from '../kernel/new-id.js';
 import type { HubBatch } from './hub-batch.js';
 import type { HubEvent } from './hub-event.js';
+import { CredentialCheck, type StreamCredentials } from './stream-credentials.js';
 import type { StreamSink } from './stream-sink.js';
+
+/** An event's place in the sequence; `eventId` null before the first event. */
+export interface Position {
+  sequence: number;
+  eventId: string | null;
+}
 
 /** What a connection needs from its hub. */
 export interface HubAccess {
   readonly lastSequence: number;
-  readonly lastEventId: string | null;
+  /** The latest event the hub has offered that this reader may read (a resume point it may be given). */
+  lastVisibleTo(reader: Reader): Position;
   readonly bufferSize: number;
   readonly maxLagMs: number;
   readonly heartbeatMs: number;
@@ -43,13 +52,18 @@ const PAGE = 200;
 export class StreamConnection {
   patterns: string[] = [];
   filters: StreamFilters = {};
+  private currentReader: Reader;
   private selector: CompiledSelector | undefined;
   /** Equal for connections that select the same events: the hub gives them one shared batch. */
   audienceKey = '';
   private mode: 'idle' | 'live' | 'syncing' = 'idle';
   /** The last sequence handled in order (written, or skipped as not matching while syncing). */
   private position = 0;
-  private positionId: string | null = null;
+  /**
+   * The latest event up to `position` that this reader may read: what it is told to resume from. Never an
+   * event hidden from it (a confidential event of someone else), which it could not resume from.
+   */
+  private mark: Position = { sequence: 0, eventId: null };
   /** The highest sequence whose id the client has been sent, by an event or a checkpoint. */
   private announced = 0;
   private queue: HubEvent[] = [];
@@ -58,6 +72,8 @@ export class StreamConnection {
   private heldOverflow = false;
   private behindSince: number | undefined;
   private lastPingAt = Date.now();
+  private lastCheckAt = Date.now();
+  private readonly check: CredentialCheck | undefined;
   private draining = false;
   private generation = 0;
   private ended = false;
@@ -66,9 +82,30 @@ export class StreamConnection {
   constructor(
     private readonly hub: HubAccess,
     readonly sink: StreamSink,
-    readonly reader: Reader,
+    reader: Reader,
+    credentials?: StreamCredentials | undefined,
   ) {
+    this.currentReader = reader;
     hub.attach(this);
+    // Once the credentials no longer hold, the stream ends; changed rights (an admin demoted) apply from the
+    // next event on.
+    this.check =
+      credentials &&
+      new CredentialCheck(credentials, (now) => {
+        if (now) this.refreshReader(now);
+        else {
+          this.end({
+            reason: 'credentials_revoked',
+            message: 'The credentials of this stream are no longer valid; sign in again to resume',
+            last_event_id: this.resumePoint().eventId,
+          });
+        }
+      });
+  }
+
+  /** Whose rights decide what the client may see: as they were when the stream opened, or last re-checked. */
+  get reader(): Reader {
+    return this.currentReader;
   }
 
   get state(): 'idle' | 'live' | 'syncing' {
@@ -85,20 +122,22 @@ export class StreamConnection {
     filters: StreamFilters,
     from?: { sequence: number; eventId: string } | undefined,
   ): void {
+    // A message handled after the server ended the stream (a revocation) must not bring it back.
+    if (this.ended) return;
     this.patterns = patterns;
     this.filters = filters;
     this.selector = compileSelector({ patterns, source: filters.source, priority: filters.priority });
-    this.audienceKey = JSON.stringify([patterns, filters, this.reader.userId, this.reader.isAdmin]);
+    this.audienceKey = this.keyOf();
     this.hub.attach(this);
     if (from) {
       this.position = from.sequence;
-      this.positionId = from.eventId;
+      this.mark = { sequence: from.sequence, eventId: from.eventId };
       this.announced = from.sequence;
       this.behindSince = Date.now();
       this.beginSync();
     } else if (this.mode === 'idle') {
       this.position = this.hub.lastSequence;
-      this.positionId = this.hub.lastEventId;
+      this.mark = this.hub.lastVisibleTo(this.reader);
       this.announced = this.position;
       this.mode = 'live';
     }
@@ -106,6 +145,7 @@ export class StreamConnection {
 
   /** Stops receiving events (the WebSocket `unsubscribe` of every pattern); the connection stays open. */
   deselect(): void {
+    if (this.ended) return;
     this.patterns = [];
     this.hub.attach(this);
     this.selector = undefined;
@@ -162,9 +202,13 @@ export class StreamConnection {
     this.wrote(batch.last, batch.events.length, this.sink.sendBatch(batch));
   }
 
-  /** Periodic work: the lag limit, heartbeats and checkpoints. */
+  /** Periodic work: the lag limit, heartbeats, checkpoints and re-checking the credentials. */
   tick(now: number): 'overflow' | undefined {
     if (this.ended) return undefined;
+    if (now - this.lastCheckAt >= this.hub.heartbeatMs) {
+      this.lastCheckAt = now;
+      this.check?.run();
+    }
     if (this.behindSince !== undefined && now - this.behindSince > this.hub.maxLagMs) {
       this.end({
         reason: 'overflow',
@@ -188,19 +232,22 @@ export class StreamConnection {
     if (this.ended) return;
     this.ended = true;
     this.generation += 1;
+    this.check?.stop();
     this.hub.detach(this);
     this.queue = [];
     this.held = [];
     this.sink.end(final);
   }
 
-  /** Where the client would resume from if it reconnected now. */
-  resumePoint(): { sequence: number; eventId: string | null } {
-    if (this.mode === 'live' && this.queue.length === 0 && this.hub.lastSequence > this.position) {
-      // Everything after the last written event up to the hub's position did not match this client.
-      return { sequence: this.hub.lastSequence, eventId: this.hub.lastEventId };
+  /** Where the client would resume from if it reconnected now: always an event it may read. */
+  resumePoint(): Position {
+    if (this.mode === 'live' && this.queue.length === 0) {
+      // Everything after the last written event up to the hub's position did not match this client: the
+      // latest of those events it may read is as good a resume point, and a more recent one.
+      const latest = this.hub.lastVisibleTo(this.reader);
+      if (latest.sequence > this.mark.sequence) return latest;
     }
-    return { sequence: this.position, eventId: this.positionId };
+    return this.mark;
   }
 
   /** Whether this client would receive an event with these facts. */
@@ -208,12 +255,29 @@ export class StreamConnection {
     event: Pick<EventRow, 'event_type' | 'source' | 'priority' | 'security_level' | 'emitter_id'>,
     data: () => unknown,
   ): boolean {
-    if (this.mode === 'idle' || !this.selector || !mayRead(event, this.reader)) return false;
+    if (this.mode === 'idle' || !this.selector || !mayRead(event, this.currentReader)) return false;
     return this.selector.matches(event, data);
   }
 
   accepts(event: HubEvent): boolean {
     return this.wouldAccept(event.row, () => event.data());
+  }
+
+  private keyOf(): string {
+    const { userId, isAdmin } = this.currentReader;
+    return JSON.stringify([this.patterns, this.filters, userId, isAdmin]);
+  }
+
+  private refreshReader(reader: Reader): void {
+    if (reader.userId === this.currentReader.userId && reader.isAdmin === this.currentReader.isAdmin) return;
+    this.currentReader = reader;
+    // Events already waiting were chosen with the old rights: those it may no longer read are dropped.
+    this.queue = this.queue.filter((e) => mayRead(e.row, reader));
+    this.held = this.held.filter((e) => mayRead(e.row, reader));
+    if (this.selector) {
+      this.audienceKey = this.keyOf();
+      this.hub.attach(this);
+    }
   }
 
   private write(event: HubEvent): void {
@@ -223,7 +287,7 @@ export class StreamConnection {
   /** After `count` events up to `last` went to the sink: the position moves on; a full sink is waited for. */
   private wrote(last: HubEvent, count: number, flowing: boolean): void {
     this.position = last.sequence;
-    this.positionId = last.id;
+    this.mark = { sequence: last.sequence, eventId: last.id };
     this.announced = last.sequence;
     this.delivered += count;
     if (!flowing) this.awaitDrain();
@@ -276,19 +340,23 @@ export class StreamConnection {
     for (;;) {
       const rows = await this.hub.range(this.position, PAGE);
       if (!current()) return;
+      const now = nowIso();
       for (const row of rows) {
         if (this.sink.congested()) {
           await this.sink.waitDrain();
           if (!current()) return;
         }
         const event = this.hub.wrap(row);
-        if (this.accepts(event)) {
+        // An expired event is gone, as for the API (410, left out of lists): it is skipped, not sent.
+        const gone = row.expires_at !== null && row.expires_at <= now;
+        if (!gone && this.accepts(event)) {
           this.sink.send(event);
           this.delivered += 1;
           this.announced = event.sequence;
         }
         this.position = event.sequence;
-        this.positionId = event.id;
+        if (!gone && mayRead(row, this.currentReader))
+          this.mark = { sequence: event.sequence, eventId: event.id };
       }
       if (rows.length === PAGE) continue;
       if (this.sink.congested()) {

@@ -2,6 +2,7 @@ import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { EventCipher } from '../events/event-cipher.js';
+import { mayRead } from '../events/event-data.js';
 import type { EventRow, EventStore } from '../events/event-store.js';
 import type { EventsTable } from '../events/event-tables.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
@@ -11,7 +12,7 @@ import { HubBatch } from './hub-batch.js';
 import { HubEvent } from './hub-event.js';
 import { type Delivery, HubFlush } from './hub-flush.js';
 import { groupSpecs, RemoteAudience } from './remote-audience.js';
-import type { HubAccess, StreamConnection } from './stream-connection.js';
+import type { HubAccess, Position, Reader, StreamConnection } from './stream-connection.js';
 
 // A gap in the live feed is normally an event still on its way from another instance; after this long it
 // is read from the store instead (every number below the highest committed one is already committed).
@@ -35,10 +36,15 @@ function frameSize(event: HubEvent): number {
   }
 }
 
-interface Position {
-  sequence: number;
-  eventId: string | null;
+/** A position in the live feed, with what a resume point there may name for whom. */
+interface Mark extends Position {
+  /** Who may read the event at this position (undefined when not known: then only `open` is handed out). */
+  readonly access: Pick<EventsTable, 'security_level' | 'emitter_id'> | undefined;
+  /** The latest event at or before it that everyone may read (not confidential). */
+  readonly open: Position;
 }
+
+const START: Mark = { sequence: 0, eventId: null, access: undefined, open: { sequence: 0, eventId: null } };
 
 /**
  * The stream hub: every committed event (from this instance or, through the bus, from others) passes here in
@@ -54,12 +60,12 @@ export class StreamHub implements PlatformService, HubAccess {
   private readonly early = new Map<number, EventsTable>();
   /** The last event taken in order; `offered` trails it by the events waiting for the next flush. */
   private sequence = 0;
-  private taken: Position = { sequence: 0, eventId: null };
-  private offered: Position = { sequence: 0, eventId: null };
+  private taken: Mark = START;
+  private offered: Mark = START;
   private pending: HubEvent[] = [];
   private flushTimer: NodeJS.Immediate | NodeJS.Timeout | undefined;
   /** The flush under way, a slice of connections per turn of the event loop. */
-  private current: { job: HubFlush; events: HubEvent[]; upTo: Position; spent: number } | undefined;
+  private current: { job: HubFlush; events: HubEvent[]; upTo: Mark; spent: number } | undefined;
   /** From the hub taking an event to the end of the flush that wrote it to every client selecting it. */
   private readonly offerDelay = new LatencyHistogram();
   /** A flush that took d ms is followed by the next no sooner than d ms after it (see flush()). */
@@ -109,8 +115,14 @@ export class StreamHub implements PlatformService, HubAccess {
     return this.offered.sequence;
   }
 
-  get lastEventId(): string | null {
-    return this.offered.eventId;
+  /**
+   * The latest offered event this reader may read: the last offered one if it may, else the last one everyone
+   * may (a checkpoint or resume point never names, or reveals, a confidential event of someone else).
+   */
+  lastVisibleTo(reader: Reader): Position {
+    const at = this.offered;
+    if (at.access && mayRead(at.access, reader)) return { sequence: at.sequence, eventId: at.eventId };
+    return at.open;
   }
 
   get bufferSize(): number {
@@ -134,7 +146,12 @@ export class StreamHub implements PlatformService, HubAccess {
     this.unsubscribe = this.bus.onCommitted((rows) => this.ingest(rows));
     const last = await this.store.last();
     this.sequence = last?.sequence ?? 0;
-    this.taken = { sequence: this.sequence, eventId: last?.event_id ?? null };
+    // The newest event's row says who may read it; an older one everyone may read is not looked for.
+    const [row] = last ? await this.store.range(last.sequence - 1, 1) : [];
+    this.taken =
+      row && Number(row.sequence) === this.sequence
+        ? markOf(row, START)
+        : { ...START, sequence: this.sequence, eventId: last?.event_id ?? null };
     this.offered = this.taken;
     this.lastStoreSeen = this.sequence;
     this.ready = true;
@@ -336,7 +353,7 @@ export class StreamHub implements PlatformService, HubAccess {
 
   private dispatch(row: EventsTable): void {
     this.sequence = Number(row.sequence);
-    this.taken = { sequence: this.sequence, eventId: row.event_id };
+    this.taken = markOf(row, this.taken);
     this.counters.events += 1;
     if (this.groups.candidates(row.event_type).size > 0) this.pending.push(new HubEvent(row, this.cipher));
     if (this.current) return;
@@ -452,4 +469,10 @@ export class StreamHub implements PlatformService, HubAccess {
       if (c.tick(now) === 'overflow') this.counters.overflows += 1;
     }
   }
+}
+
+/** The position of an event taken after `previous`. */
+function markOf(row: EventsTable, previous: Mark): Mark {
+  const at = { sequence: Number(row.sequence), eventId: row.event_id };
+  return { ...at, access: row, open: row.security_level === 'confidential' ? previous.open : at };
 }

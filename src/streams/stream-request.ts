@@ -29,11 +29,20 @@ export function withinPatternLimit(patterns: string[], field = 'patterns'): stri
   return patterns;
 }
 
-/** Stream filters from a WebSocket `filters` object: `{source: [..], priority: {min, max}}`. */
+const FILTER_KEYS = ['source', 'priority'];
+
+/** Stream filters from a WebSocket `filters` object: `{source: [..], priority: {min, max}}`; nothing else. */
 export function parseFilters(raw: unknown): StreamFilters {
   if (raw === undefined || raw === null) return {};
   if (typeof raw !== 'object' || Array.isArray(raw)) throw invalid('filters', 'must be an object');
   const f = raw as Record<string, unknown>;
+  const unknown = Object.keys(f).find((k) => !FILTER_KEYS.includes(k));
+  if (unknown !== undefined) {
+    throw invalid(
+      `filters.${unknown.slice(0, 100)}`,
+      'unknown filter: streams filter by source and priority',
+    );
+  }
   const out: StreamFilters = {};
   if (f['source'] !== undefined) {
     const sources = Array.isArray(f['source']) ? f['source'] : [f['source']];
@@ -42,10 +51,30 @@ export function parseFilters(raw: unknown): StreamFilters {
   }
   if (f['priority'] !== undefined) {
     const p = f['priority'] as Record<string, unknown>;
-    if (typeof p !== 'object' || p === null) throw invalid('filters.priority', 'must be {min, max}');
-    out.priority = { min: priorityBound(p['min'], 'min'), max: priorityBound(p['max'], 'max') };
+    if (typeof p !== 'object' || p === null || Array.isArray(p)) {
+      throw invalid('filters.priority', 'must be {min, max}');
+    }
+    const extra = Object.keys(p).find((k) => k !== 'min' && k !== 'max');
+    if (extra !== undefined) throw invalid(`filters.priority.${extra.slice(0, 100)}`, 'must be min or max');
+    const min = priorityBound(p['min'], 'min');
+    const max = priorityBound(p['max'], 'max');
+    checkPriorityRange(min, max, { min: 'filters.priority.min', max: 'filters.priority.max' });
+    out.priority = { min, max };
   }
   return out;
+}
+
+/** A priority range whose minimum is above its maximum would select nothing: refused, as for subscriptions. */
+export function checkPriorityRange(
+  min: number | undefined,
+  max: number | undefined,
+  names = { min: 'priority_min', max: 'priority_max' },
+): void {
+  if (min !== undefined && max !== undefined && min > max) {
+    throw new AppError('VALIDATION_ERROR', `${names.min} must not exceed ${names.max}`, {
+      details: validation(names.min, `greater than ${names.max}`),
+    });
+  }
 }
 
 function priorityBound(value: unknown, name: string): number | undefined {
@@ -56,5 +85,8 @@ function priorityBound(value: unknown, name: string): number | undefined {
   return value;
 }
 
+/** The details of a validation error (decisions §1), the same on SSE answers and WebSocket error messages. */
+const validation = (field: string, reason: string) => ({ field, reason, errors: [{ field, reason }] });
+
 const invalid = (field: string, reason: string) =>
-  new AppError('VALIDATION_ERROR', `${field} ${reason}`, { details: { field, reason } });
+  new AppError('VALIDATION_ERROR', `${field} ${reason}`, { details: validation(field, reason) });

@@ -8,8 +8,9 @@ import type { App } from '../http/app-type.js';
 import { nowIso } from '../kernel/new-id.js';
 import { SseSink } from './sse-sink.js';
 import { StreamConnection, type StreamFilters } from './stream-connection.js';
+import { streamCredentials } from './stream-credentials.js';
 import type { StreamHub } from './stream-hub.js';
-import { parsePatterns } from './stream-request.js';
+import { checkPriorityRange, parsePatterns } from './stream-request.js';
 import { serveWebSocket } from './ws-session.js';
 
 const StreamQuery = Type.Object(
@@ -79,6 +80,7 @@ export function registerStreamRoutes(app: App, deps: { hub: StreamHub; events: E
         const header = request.headers['last-event-id'];
         const lastId = q.last_event_id ?? (typeof header === 'string' && header ? header : undefined);
         const patterns = parsePatterns(q.patterns);
+        checkPriorityRange(q.priority_min, q.priority_max);
         plans.set(request, {
           patterns: patterns.length > 0 ? patterns : ['*'],
           explicitPatterns: patterns.length > 0,
@@ -109,7 +111,12 @@ export function registerStreamRoutes(app: App, deps: { hub: StreamHub; events: E
           'x-request-id': request.id,
         });
         raw.write(`retry: 3000\n: connected ${nowIso()}\n\n`);
-        const connection = new StreamConnection(hub, new SseSink(raw), readerOf(request));
+        const connection = new StreamConnection(
+          hub,
+          new SseSink(raw),
+          readerOf(request),
+          streamCredentials(request),
+        );
         raw.on('close', () => connection.end());
         connection.select(plan.patterns, plan.filters, plan.from);
       },

@@ -6,7 +6,7 @@ export const CONGESTED_BYTES = 64 * 1024;
 
 /** Why a stream ended, sent as its last message when the server ends it. */
 export interface StreamEnd {
-  reason: 'overflow' | 'shutdown';
+  reason: 'overflow' | 'shutdown' | 'credentials_revoked';
   message: string;
   last_event_id: string | null;
 }

@@ -5,6 +5,7 @@ import type { EventService } from '../events/event-service.js';
 import { AppError } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
 import { StreamConnection } from './stream-connection.js';
+import { streamCredentials } from './stream-credentials.js';
 import type { StreamHub } from './stream-hub.js';
 import { parseFilters, parsePatterns, withinPatternLimit } from './stream-request.js';
 import type { StreamPlan } from './stream-routes.js';
@@ -20,9 +21,8 @@ export function serveWebSocket(
   plan: StreamPlan,
   deps: { hub: StreamHub; events: EventService },
 ): void {
-  const reader = readerOf(request);
   const sink = new WsSink(socket);
-  const connection = new StreamConnection(deps.hub, sink, reader);
+  const connection = new StreamConnection(deps.hub, sink, readerOf(request), streamCredentials(request));
   socket.on('close', () => connection.end());
   let chain = Promise.resolve();
 
@@ -66,14 +66,17 @@ export function serveWebSocket(
             details: { field: 'last_event_id', reason: 'must be a string' },
           });
         }
-        const from = lastId ? await deps.events.resumePoint(lastId, reader) : undefined;
+        const from = lastId ? await deps.events.resumePoint(lastId, connection.reader) : undefined;
         connection.select(patterns, filters, from);
         sink.message(subscribed());
         return;
       }
       case 'unsubscribe': {
-        const removed = parsePatterns(message['patterns'] as string[] | string | undefined);
-        const remaining = removed.length === 0 ? [] : connection.patterns.filter((p) => !removed.includes(p));
+        const asked = parsePatterns(message['patterns'] as string[] | string | undefined);
+        // What was actually removed: every pattern for a bare unsubscribe, else those asked for that it held.
+        const removed =
+          asked.length === 0 ? connection.patterns : connection.patterns.filter((p) => asked.includes(p));
+        const remaining = connection.patterns.filter((p) => !removed.includes(p));
         if (remaining.length === 0) connection.deselect();
         else connection.select(remaining, connection.filters);
         sink.message({ message_type: 'unsubscribed', patterns: remaining, removed });

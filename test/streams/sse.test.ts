@@ -122,6 +122,43 @@ describe('server-sent event streams', { timeout: 20_000 }, () => {
     expect(viaQuery.events().map((f) => f.id)).toEqual(ids.slice(4));
   });
 
+  it('leaves expired events out when resuming', async () => {
+    const from = await emit('expiry.step', { data: { i: 0 } });
+    const expiring = await emit('expiry.step', {
+      data: { i: 1 },
+      expires_at: new Date(Date.now() + 500).toISOString(),
+    });
+    const kept = await emit('expiry.step', { data: { i: 2 } });
+    await new Promise((r) => setTimeout(r, 700));
+    expect((await t.request('GET', `/api/v1/events/${expiring}`, { token })).statusCode).toBe(410);
+    const c = sse('?patterns=expiry.*', { 'last-event-id': from });
+    await until(() => c.events().length >= 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(c.events().map((f) => f.id)).toEqual([kept]);
+  });
+
+  it('refuses a priority range whose minimum is above its maximum with 422 VALIDATION_ERROR', async () => {
+    const c = sse('?patterns=*&priority_min=8&priority_max=2');
+    await c.ready;
+    await until(() => c.ended);
+    expect(c.status).toBe(422);
+    expect(JSON.parse(c.body).error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: {
+        field: 'priority_min',
+        reason: 'greater than priority_max',
+        errors: [{ field: 'priority_min', reason: 'greater than priority_max' }],
+      },
+    });
+    const unknown = sse('?patterns=*&bogus=1');
+    await unknown.ready;
+    expect(unknown.status).toBe(422);
+    const equal = sse('?patterns=*&priority_min=5&priority_max=5');
+    await equal.ready;
+    expect(equal.status).toBe(200);
+    equal.close();
+  });
+
   it('has no gap and no duplicate when resuming while events are being emitted', async () => {
     const first = await emit('race.tick', { data: { i: -1 } });
     let stop = false;

@@ -106,6 +106,62 @@ describe('WebSocket streams', { timeout: 20_000 }, () => {
     expect(c.of('event')).toHaveLength(1);
   });
 
+  it('answers unsubscribe with exactly the patterns it removed', async () => {
+    const c = await connect();
+    c.send({ action: 'subscribe', patterns: ['rm.a', 'rm.b', 'rm.c'] });
+    await until(() => c.of('subscribed').length === 1);
+    c.send({ action: 'unsubscribe', patterns: ['rm.a', 'rm.never'] });
+    await until(() => c.of('unsubscribed').length === 1);
+    expect(c.of('unsubscribed')[0]).toMatchObject({ patterns: ['rm.b', 'rm.c'], removed: ['rm.a'] });
+    c.send({ action: 'unsubscribe' });
+    await until(() => c.of('unsubscribed').length === 2);
+    expect(c.of('unsubscribed')[1]).toMatchObject({ patterns: [], removed: ['rm.b', 'rm.c'] });
+    c.send({ action: 'unsubscribe', patterns: ['rm.b'] });
+    await until(() => c.of('unsubscribed').length === 3);
+    expect(c.of('unsubscribed')[2]).toMatchObject({ patterns: [], removed: [] });
+  });
+
+  it('refuses unknown filters and an inverted priority range with an error message, keeping the socket', async () => {
+    const c = await connect();
+    c.send({ action: 'subscribe', patterns: ['flt.*'], filters: { source: ['s1'] } });
+    await until(() => c.of('subscribed').length === 1);
+    c.send({ action: 'subscribe', patterns: ['flt.*'], filters: { bogus: 1 } });
+    c.send({ action: 'subscribe', patterns: ['flt.*'], filters: { data_filters: { a: 1 } } });
+    c.send({ action: 'subscribe', patterns: ['flt.*'], filters: { priority: { min: 8, max: 2 } } });
+    c.send({ action: 'subscribe', patterns: ['flt.*'], filters: { priority: { min: 2, top: 9 } } });
+    await until(() => c.of('error').length === 4);
+    expect(c.of('error').map((m) => [m.error.code, m.error.details.field])).toEqual([
+      ['VALIDATION_ERROR', 'filters.bogus'],
+      ['VALIDATION_ERROR', 'filters.data_filters'],
+      ['VALIDATION_ERROR', 'filters.priority.min'],
+      ['VALIDATION_ERROR', 'filters.priority.top'],
+    ]);
+    expect(c.of('error')[2].error.details).toMatchObject({
+      reason: 'greater than filters.priority.max',
+      errors: [{ field: 'filters.priority.min', reason: 'greater than filters.priority.max' }],
+    });
+    expect(c.of('subscribed')).toHaveLength(1);
+    // The refused messages changed nothing: the first filters still apply.
+    const kept = await emit('flt.x', { source: 's1' });
+    await emit('flt.x', { source: 's2' });
+    await until(() => c.of('event').length === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(c.of('event').map((m) => m.event.event_id)).toEqual([kept]);
+    expect(c.socket.readyState).toBe(c.socket.OPEN);
+  });
+
+  it('leaves expired events out when resuming from last_event_id', async () => {
+    const from = await emit('wsx.a');
+    await emit('wsx.b', { expires_at: new Date(Date.now() + 500).toISOString() });
+    const kept = await emit('wsx.c');
+    await new Promise((r) => setTimeout(r, 700));
+    const c = await connect();
+    c.send({ action: 'subscribe', patterns: ['wsx.*'], last_event_id: from });
+    await until(() => c.of('event').length >= 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(c.of('event').map((m) => m.event.event_id)).toEqual([kept]);
+  });
+
   it('resumes from last_event_id in a subscribe message; an unknown id gets an error message', async () => {
     const ids = [await emit('wsr.a'), await emit('wsr.b'), await emit('wsr.c')];
     const c = await connect();
