@@ -20,7 +20,6 @@ const ACTIVITY_RESOLUTION_MS = 60_000;
 export type Invalidation = { sessionIds?: string[]; userId?: string; apiKeyId?: string };
 
 // The service that resolved each principal, so long-lived requests (streams) can re-check theirs.
-const issuers = new WeakMap<Principal, AuthService>();
 
 export interface LoginResult {
   access_token: string;
@@ -249,13 +248,7 @@ export class AuthService {
     if (credentials.bearer !== undefined) principal = await this.fromBearer(credentials.bearer);
     else if (credentials.apiKey !== undefined) principal = await this.fromApiKey(credentials.apiKey, true);
     else return undefined;
-    issuers.set(principal, this);
     return principal;
-  }
-
-  /** The service that resolved a principal (undefined for one made elsewhere, e.g. by a test). */
-  static issuerOf(principal: Principal): AuthService | undefined {
-    return issuers.get(principal);
   }
 
   /**

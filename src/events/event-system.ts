@@ -74,7 +74,7 @@ export async function registerEventSystem(ctx: PlatformContext): Promise<EventSy
   registerEventStatsRoutes(app, { stats: new EventStatsStore(db), hub, store });
   registerSubscriptionRoutes(app, { subscriptions });
   registerWebhookRoutes(app, { subscriptions });
-  registerStreamRoutes(app, { hub, events });
+  registerStreamRoutes(app, { hub, events, auth: ctx.auth });
   const stopRecording = recordPlatformEvents(ctx.events, events, app.log);
   ctx.onClose(stopRecording);
 

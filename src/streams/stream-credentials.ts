@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { AuthService } from '../auth/auth-service.js';
+import type { AuthService } from '../auth/auth-service.js';
 import { hasPermission } from '../auth/principal.js';
 import { AppError } from '../http/app-error.js';
 import { credentialsOf } from '../http/request-gates.js';
@@ -16,11 +16,10 @@ export interface StreamCredentials {
   watch(changed: () => void): () => void;
 }
 
-/** The credentials of a stream request, or undefined when no auth service resolved them. */
-export function streamCredentials(request: FastifyRequest): StreamCredentials | undefined {
+/** The credentials of a stream request (undefined without a principal), checked with `auth`. */
+export function streamCredentials(request: FastifyRequest, auth: AuthService): StreamCredentials | undefined {
   const principal = request.principal;
-  const auth = principal && AuthService.issuerOf(principal);
-  if (!principal || !auth) return undefined;
+  if (!principal) return undefined;
   // An API key is checked by itself (it is stored hashed); a session by its id, not by the access token,
   // whose expiry does not end a stream it opened.
   const { apiKey } = credentialsOf(request);

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
+import type { AuthService } from '../auth/auth-service.js';
 import { readerOf } from '../events/event-routes.js';
 import type { EventService } from '../events/event-service.js';
 import { access } from '../http/access.js';
@@ -39,7 +40,10 @@ export interface StreamPlan {
 
 const plans = new WeakMap<FastifyRequest, StreamPlan>();
 
-export function registerStreamRoutes(app: App, deps: { hub: StreamHub; events: EventService }): void {
+export function registerStreamRoutes(
+  app: App,
+  deps: { hub: StreamHub; events: EventService; auth: AuthService },
+): void {
   const { hub, events } = deps;
 
   app.addHook('preClose', (done) => {
@@ -115,13 +119,13 @@ export function registerStreamRoutes(app: App, deps: { hub: StreamHub; events: E
           hub,
           new SseSink(raw),
           readerOf(request),
-          streamCredentials(request),
+          streamCredentials(request, deps.auth),
         );
         raw.on('close', () => connection.end());
         connection.select(plan.patterns, plan.filters, plan.from);
       },
       wsHandler: (socket: WebSocket, request: FastifyRequest) => {
-        serveWebSocket(socket, request, plans.get(request)!, { hub, events });
+        serveWebSocket(socket, request, plans.get(request)!, { hub, events, auth: deps.auth });
       },
     });
   }

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
+import type { AuthService } from '../auth/auth-service.js';
 import { readerOf } from '../events/event-routes.js';
 import type { EventService } from '../events/event-service.js';
 import { AppError } from '../http/app-error.js';
@@ -19,10 +20,15 @@ export function serveWebSocket(
   socket: WebSocket,
   request: FastifyRequest,
   plan: StreamPlan,
-  deps: { hub: StreamHub; events: EventService },
+  deps: { hub: StreamHub; events: EventService; auth: AuthService },
 ): void {
   const sink = new WsSink(socket);
-  const connection = new StreamConnection(deps.hub, sink, readerOf(request), streamCredentials(request));
+  const connection = new StreamConnection(
+    deps.hub,
+    sink,
+    readerOf(request),
+    streamCredentials(request, deps.auth),
+  );
   socket.on('close', () => connection.end());
   let chain = Promise.resolve();
 
