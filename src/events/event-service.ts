@@ -164,7 +164,9 @@ export class EventService {
   /** @throws AppError EVENT_NOT_FOUND (also for confidential events the reader may not see), EVENT_EXPIRED */
   async get(eventId: string, reader: Reader) {
     const row = await this.readable(eventId, reader);
-    return eventDetail(row, this.deps.cipher, await this.deps.store.deliveries(row.event_id));
+    // A reader who is not an admin sees only the deliveries of their own subscriptions (decisions §2).
+    const owner = reader.isAdmin ? undefined : reader.userId;
+    return eventDetail(row, this.deps.cipher, await this.deps.store.deliveries(row.event_id, owner));
   }
 
   async auditTrail(eventId: string, reader: Reader) {

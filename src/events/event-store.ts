@@ -118,27 +118,30 @@ export class EventStore {
     return rows.map((r) => r.event_type).filter(matcher);
   }
 
-  async deliveries(eventId: string) {
-    const [outbox, attempts] = await Promise.all([
-      this.db
-        .selectFrom('event_outbox')
-        .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
-        .where('event_id', '=', eventId)
-        // Replayed deliveries show among the attempts but are not subscribers of the event.
-        .where('replay_id', 'is', null)
-        .groupBy('status')
-        .execute(),
-      this.db
-        .selectFrom('delivery_attempts')
-        .selectAll()
-        .where('event_id', '=', eventId)
-        .orderBy('created_at', 'asc')
-        .orderBy('id', 'asc')
-        .execute(),
+  /**
+   * An event's deliveries: outbox rows counted by status, and every attempt. With `ownerId` (a reader who is
+   * not an admin), only those of the subscriptions that owner has now: subscriptions belong to their creator.
+   */
+  async deliveries(eventId: string, ownerId?: string) {
+    let outbox = this.db
+      .selectFrom('event_outbox')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('event_id', '=', eventId)
+      // Replayed deliveries show among the attempts but are not subscribers of the event.
+      .where('replay_id', 'is', null);
+    let attempts = this.db.selectFrom('delivery_attempts').selectAll().where('event_id', '=', eventId);
+    if (ownerId !== undefined) {
+      const owned = this.db.selectFrom('subscriptions').select('id').where('owner_id', '=', ownerId);
+      outbox = outbox.where('subscription_id', 'in', owned);
+      attempts = attempts.where('subscription_id', 'in', owned);
+    }
+    const [counted, tried] = await Promise.all([
+      outbox.groupBy('status').execute(),
+      attempts.orderBy('created_at', 'asc').orderBy('id', 'asc').execute(),
     ]);
     const counts: Record<string, number> = {};
-    for (const o of outbox) counts[o.status] = Number(o.n);
-    return { counts, attempts };
+    for (const o of counted) counts[o.status] = Number(o.n);
+    return { counts, attempts: tried };
   }
 
   /**

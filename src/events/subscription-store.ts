@@ -3,6 +3,7 @@ import type { Dialect } from '../storage/database.js';
 import { retryOnConflict } from '../storage/retry-on-conflict.js';
 import type { Tables } from '../storage/tables.js';
 import type { SubscriptionsTable } from './event-tables.js';
+import { settleEvents } from './settle-events.js';
 
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 
@@ -79,12 +80,36 @@ export class SubscriptionStore {
     await this.db.updateTable('subscriptions').set(changes).where('id', '=', id).execute();
   }
 
+  /**
+   * Deletes a subscription with its outbox rows (the foreign key cascades). Events left waiting only for those
+   * rows settle in the same transaction, as if the deleted deliveries had never been queued (`settleEvents`).
+   */
   async delete(id: string): Promise<boolean> {
     // The cascade to the outbox can meet a delivery being recorded for the same rows.
-    const result = await retryOnConflict(() =>
-      this.db.deleteFrom('subscriptions').where('id', '=', id).executeTakeFirst(),
+    const { deleted, waiting } = await retryOnConflict(() =>
+      this.db.transaction().execute(async (trx) => {
+        if (this.dialect === 'postgres') {
+          // Emits referring to it (their outbox rows) wait from here, so none is deleted without being seen.
+          await trx.selectFrom('subscriptions').select('id').where('id', '=', id).forUpdate().execute();
+        }
+        const open = await trx
+          .selectFrom('event_outbox')
+          .select('event_id')
+          .distinct()
+          .where('subscription_id', '=', id)
+          .where('status', 'in', ['pending', 'delivering'])
+          .where('replay_id', 'is', null)
+          .execute();
+        const result = await trx.deleteFrom('subscriptions').where('id', '=', id).executeTakeFirst();
+        const eventIds = open.map((r) => r.event_id);
+        await settleEvents(trx, this.dialect, eventIds);
+        return { deleted: Number(result.numDeletedRows) > 0, waiting: eventIds };
+      }),
     );
-    return Number(result.numDeletedRows) > 0;
+    // PostgreSQL: a delivery of another subscription recorded meanwhile may have seen these rows still open
+    // and left its event to whoever commits last (see settleEvents).
+    if (this.dialect === 'postgres' && waiting.length > 0) await settleEvents(this.db, this.dialect, waiting);
+    return deleted;
   }
 
   /** Active subscriptions with whether their owner is an admin (who may receive confidential events). */

@@ -8,9 +8,11 @@ import {
 } from 'kysely';
 import type { EventCipher } from '../events/event-cipher.js';
 import type { EventsTable } from '../events/event-tables.js';
+import { settleEvents } from '../events/settle-events.js';
 import type { Dialect } from '../storage/database.js';
 import { dialectSql, runSqlForIds } from '../storage/dialect-sql.js';
 import type { Tables } from '../storage/tables.js';
+import { deliveryOrder } from './delivery-order.js';
 import { auditRow } from './delivery-recorder.js';
 import { countFor, idIn, idNotIn } from './id-list.js';
 import type { DeliverableEvent } from './webhook-payload.js';
@@ -79,16 +81,6 @@ const STATEMENTS = (dialect: Dialect) => ({
   markProcessing: dialectSql(
     dialect,
     `update "events" set "status" = 'processing' where "event_id" in list(?) and "status" = 'emitted'`,
-  ),
-  // An event is settled once none of its own (not replayed) deliveries is open: `failed` if any failed.
-  finalize: dialectSql(
-    dialect,
-    `update "events" set "status" = case when exists (select 1 from "event_outbox" as "o" ` +
-      `where "o"."event_id" = "events"."event_id" and "o"."status" = 'failed' and "o"."replay_id" is null) ` +
-      `then 'failed' else 'processed' end ` +
-      `where "event_id" in list(?) and "status" in ('emitted', 'processing') and not exists (select 1 ` +
-      `from "event_outbox" as "o" where "o"."event_id" = "events"."event_id" ` +
-      `and "o"."status" in ('pending', 'delivering') and "o"."replay_id" is null)`,
   ),
 });
 const SQL = { sqlite: STATEMENTS('sqlite'), postgres: STATEMENTS('postgres') };
@@ -231,7 +223,7 @@ export class OutboxStore {
         for (const r of rows) candidates.push(r);
       }
       if (candidates.length === 0) return [];
-      candidates.sort((a, b) => b.priority - a.priority || a.sequence - b.sequence);
+      candidates.sort(deliveryOrder);
       const ids = candidates.slice(0, limit).map((c) => c.id);
       const { rows } = await trx.executeQuery<ClaimedDelivery>(
         CompiledQuery.raw(LEASE_BY_ID[kind], [owner, leaseUntil, now, JSON.stringify(ids), now]),
@@ -248,7 +240,24 @@ export class OutboxStore {
       this.dialect,
       rows.filter((r) => r.replay_id === null).map((r) => r.event_id),
     );
-    return rows.sort((a, b) => b.priority - a.priority || a.sequence - b.sequence);
+    return rows.sort(deliveryOrder);
+  }
+
+  /**
+   * How many of a subscription's due pending rows (at most `limit`) rank above `priority`: deliveries that
+   * should go before the lowest of those it holds waiting.
+   */
+  async dueAbove(subscriptionId: string, priority: number, now: string, limit: number): Promise<number> {
+    const rows = await this.db
+      .selectFrom('event_outbox')
+      .select('id')
+      .where('subscription_id', '=', subscriptionId)
+      .where('status', '=', 'pending')
+      .where('priority', '>', priority)
+      .where('next_attempt_at', '<=', now)
+      .limit(limit)
+      .execute();
+    return rows.length;
   }
 
   /** How much a batching subscription has waiting: due rows, the oldest due time, whether any is a retry. */
@@ -339,7 +348,7 @@ export class OutboxStore {
    * sees every other's rows settled, so an event is never left `processing`.
    */
   async finalizeEvents(eventIds: readonly string[], executor: Kysely<Tables> = this.db): Promise<void> {
-    await runSqlForIds(executor, this.dialect, SQL[this.dialect].finalize, eventIds);
+    await settleEvents(executor, this.dialect, eventIds);
   }
 
   /**

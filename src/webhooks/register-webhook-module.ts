@@ -52,8 +52,9 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
   ctx.registry.register(dispatcher);
   // Local and (through the bus) other instances' commits that wrote deliveries: they may be claimed here.
   // A batch with no durable subscriber wakes nothing (retries and takeovers have the dispatcher's own poll).
-  const stopWaking = eventSystem.bus.onCommitted((_rows, batch) => {
-    if (batch.outboxRows > 0) dispatcher.wake();
+  // The highest priority among the events lets a full lane make room for deliveries that outrank its queue.
+  const stopWaking = eventSystem.bus.onCommitted((rows, batch) => {
+    if (batch.outboxRows > 0) dispatcher.wake(rows.reduce((most, r) => Math.max(most, r.priority), 0));
   });
   ctx.onClose(stopWaking);
   // The HTTP client is loaded once a webhook subscription exists, not by the first delivery (as at start).

@@ -9,6 +9,7 @@ import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
+import { insertInOrder } from './delivery-order.js';
 import { DeliveryRecorder, type DeliveryResult } from './delivery-recorder.js';
 import { type DispatchSubscription, DispatchSubscriptions } from './dispatch-subscriptions.js';
 import { LatencyWindow } from './latency-window.js';
@@ -28,6 +29,7 @@ interface Item extends ClaimedDelivery {
 interface Lane {
   id: string;
   inFlight: number;
+  /** Waiting, in delivery order: highest priority first, then lowest sequence (insertInOrder). */
   queue: Item[];
 }
 
@@ -88,6 +90,8 @@ export class WebhookDispatcher implements PlatformService {
   private again = false;
   private wakeQueued = false;
   private backlog = false;
+  /** The highest priority of the events committed since the last round (0: none, or not known). */
+  private urgent = 0;
   /** Set by the poll: the next round also takes over rows whose lease expired. */
   private takeoverDue = true;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -136,8 +140,12 @@ export class WebhookDispatcher implements PlatformService {
     deps.consumers.onRegister(() => this.wake());
   }
 
-  /** Looks for due deliveries soon (coalesced): called on every committed event. */
-  wake(): void {
+  /**
+   * Looks for due deliveries soon (coalesced): called on every committed event, with the highest priority
+   * among the events, so that a lane holding lower-priority deliveries takes the higher ones in ahead of them.
+   */
+  wake(priority?: number): void {
+    if (priority !== undefined && priority > this.urgent) this.urgent = priority;
     if (!this.running || this.wakeQueued) return;
     this.wakeQueued = true;
     setImmediate(() => {
@@ -292,12 +300,15 @@ export class WebhookDispatcher implements PlatformService {
   }
 
   private async round(): Promise<void> {
+    const urgent = this.urgent;
+    this.urgent = 0;
     await this.subscriptions.refresh();
     const w = this.deps.cfg().webhooks;
     const { depth, topUp } = this.laneLimits();
-    const room = w.max_in_flight - this.holding();
     const batching = this.subscriptions.batching().map((s) => s.id);
-    const full: string[] = [];
+    let full: string[] = [];
+    // Lanes holding deliveries that rank below an event just committed (which may be one of theirs).
+    const outranked: Lane[] = [];
     const roomOf = new Map<string, number>();
     let laned = 0;
     // A lane with nothing left to send (its deliveries are all in flight) wants more now.
@@ -311,7 +322,20 @@ export class WebhookDispatcher implements PlatformService {
       // then), not by every wake: claiming a few rows at a time costs a statement and a commit each.
       if (free <= 0 || (free < topUp && lane.queue.length > 0)) full.push(lane.id);
       else roomOf.set(lane.id, free);
+      if ((lane.queue.at(-1)?.priority ?? urgent) < urgent) outranked.push(lane);
     }
+    // Such a lane claims now, so what outranks its queue goes in ahead of it (insertInOrder); one with no room
+    // left (its own, or this instance's) first hands back as many of its lowest as there are rows above them.
+    let outrankedClaim = false;
+    for (const lane of outranked) {
+      if (roomOf.has(lane.id) && w.max_in_flight - this.holding() > 0) outrankedClaim = true;
+      else if ((await this.makeRoom(lane)) > 0) {
+        full = full.filter((id) => id !== lane.id);
+        roomOf.set(lane.id, depth - lane.inFlight - lane.queue.length);
+        outrankedClaim = true;
+      }
+    }
+    const room = w.max_in_flight - this.holding();
     this.backlog = full.length > 0 || room <= 0;
     // What the lanes can take: their free room, and a full lane for every subscription without one yet.
     const idle = Math.max(0, this.subscriptions.size - batching.length - laned);
@@ -319,7 +343,7 @@ export class WebhookDispatcher implements PlatformService {
     const capacity = Math.max(depth, [...roomOf.values()].reduce((a, b) => a + b, 0) + idle * depth);
     // While every lane still has deliveries waiting, a claim waits until it can take a good share at once.
     const worthIt = Math.min(room, capacity) >= Math.min(MIN_CLAIM, w.max_in_flight / 4);
-    const claimNow = room > 0 && (starving || idle > 0 || laned === 0 || worthIt);
+    const claimNow = room > 0 && (starving || outrankedClaim || idle > 0 || laned === 0 || worthIt);
     // Put off: the lanes wake the loop as they free up (and the first to run dry is served at once).
     if (room > 0 && !claimNow) this.backlog = true;
     if (claimNow) {
@@ -387,7 +411,7 @@ export class WebhookDispatcher implements PlatformService {
         extras.push(item.id);
         continue;
       }
-      lane.queue.push(item);
+      insertInOrder(lane.queue, item);
       touched.add(lane);
     }
     if (extras.length > 0) await this.handBack(extras);
@@ -472,6 +496,25 @@ export class WebhookDispatcher implements PlatformService {
       if (items.length === 0) continue;
       this.startWork(lane, () => this.deliverBatch(sub, items));
     }
+  }
+
+  /**
+   * A lane without room whose lowest waiting deliveries are outranked by due rows of its subscription hands
+   * back as many of those lowest as there are such rows, so the claim that follows takes the higher ones
+   * instead (a backlog goes highest priority first, also the part of it already claimed). Answers how many it
+   * handed back.
+   */
+  private async makeRoom(lane: Lane): Promise<number> {
+    const lowest = lane.queue.at(-1)?.priority;
+    if (lowest === undefined) return 0;
+    const tail = lane.queue.length - lane.queue.findIndex((i) => i.priority === lowest);
+    const above = await this.outbox.dueAbove(lane.id, lowest, nowIso(), tail);
+    // Only deliveries of that lowest priority: the end of the queue (which may have sent some meanwhile).
+    const first = lane.queue.findIndex((i) => i.priority === lowest);
+    const out = first < 0 ? [] : lane.queue.splice(Math.max(first, lane.queue.length - above));
+    if (out.length === 0) return 0;
+    await this.handBack(out.map((i) => i.id));
+    return out.length;
   }
 
   // --- sending ---

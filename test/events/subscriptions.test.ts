@@ -111,12 +111,15 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
       const e = await emit(ann.access, { event_type: 'invoice.paid', ...body });
       expect((await outboxFor(e.event_id)).map((r) => r.subscription_id)).toEqual(expected);
     }
-    const detail = await t.request('GET', `/api/v1/events/${matching.event_id}`, { token: ann.access });
+    const detail = await t.request('GET', `/api/v1/events/${matching.event_id}`, { token: admin });
     expect(['emitted', 'processing']).toContain(detail.data.data.event.status);
     expect(detail.data.data.event.delivery_info).toMatchObject({
       total_subscribers: 2,
       pending_deliveries: 2,
     });
+    // A user who is not an admin is told only about their own subscriptions' deliveries.
+    const own = await t.request('GET', `/api/v1/events/${matching.event_id}`, { token: ann.access });
+    expect(own.data.data.event.delivery_info).toMatchObject({ total_subscribers: 1, pending_deliveries: 1 });
     for (const [s, token] of [
       [a, ann.access],
       [b, bob.access],
