@@ -76,10 +76,7 @@ export class UserStore {
       .selectFrom('users')
       .selectAll()
       .where((eb) =>
-        eb.or([
-          eb(sql`lower(username)`, '=', login.toLowerCase()),
-          eb('email', '=', login.toLowerCase()),
-        ]),
+        eb.or([eb(sql`lower(username)`, '=', login.toLowerCase()), eb('email', '=', login.toLowerCase())]),
       )
       .orderBy(sql`case when username = ${login} then 0 else 1 end`)
       .executeTakeFirst();
@@ -94,10 +91,7 @@ export class UserStore {
       .selectFrom('users')
       .select(['username', 'email'])
       .where((eb) =>
-        eb.or([
-          eb(sql`lower(username)`, '=', username.toLowerCase()),
-          eb('email', '=', email.toLowerCase()),
-        ]),
+        eb.or([eb(sql`lower(username)`, '=', username.toLowerCase()), eb('email', '=', email.toLowerCase())]),
       );
     if (exceptId) q = q.where('id', '!=', exceptId);
     const row = await q.executeTakeFirst();
@@ -120,7 +114,10 @@ export class UserStore {
   async replacePassword(
     id: string,
     expectedHash: string,
-    changes: Pick<Updateable<UsersTable>, 'password_hash' | 'last_password_change' | 'password_change_required'>,
+    changes: Pick<
+      Updateable<UsersTable>,
+      'password_hash' | 'last_password_change' | 'password_change_required'
+    >,
   ): Promise<boolean> {
     const result = await this.db
       .updateTable('users')

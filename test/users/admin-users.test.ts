@@ -84,9 +84,17 @@ describe('user administration', () => {
   });
 
   it('treats usernames differing only in case as one name, for creation and login', async () => {
-    const alice = await create({ username: 'CaseAlice', email: 'case-alice@example.test', password: 'long-enough-1' });
+    const alice = await create({
+      username: 'CaseAlice',
+      email: 'case-alice@example.test',
+      password: 'long-enough-1',
+    });
     expect(alice.statusCode).toBe(201);
-    const twin = await create({ username: 'casealice', email: 'case-twin@example.test', password: 'long-enough-1' });
+    const twin = await create({
+      username: 'casealice',
+      email: 'case-twin@example.test',
+      password: 'long-enough-1',
+    });
     expect(twin.statusCode).toBe(409);
     expect(twin.data.error.details.field).toBe('username');
     // Two at once: the database refuses the second too.
@@ -478,7 +486,10 @@ describe('user administration', () => {
     });
     const made = await t.request('POST', '/api/v1/users', { apiKey: key, body: body('keymade', ['user']) });
     expect(made.statusCode).toBe(201);
-    const asAdmin = await t.request('POST', '/api/v1/users', { apiKey: key, body: body('keyadmin', ['admin']) });
+    const asAdmin = await t.request('POST', '/api/v1/users', {
+      apiKey: key,
+      body: body('keyadmin', ['admin']),
+    });
     expect(asAdmin.statusCode).toBe(403);
     expect(asAdmin.data.error.code).toBe('INSUFFICIENT_ADMIN_PERMISSIONS');
     expect(asAdmin.data.error.details.required_permission).toBe('admin:users');
@@ -491,8 +502,8 @@ describe('user administration', () => {
       expect(promote.data.error.code).toBe('INSUFFICIENT_ADMIN_PERMISSIONS');
     }
     const users = await t.request('GET', '/api/v1/admin/users?search=key', { token: admin });
-    expect(users.data.data.users.map((u: { username: string; roles: string[] }) => [u.username, u.roles])).toEqual([
-      ['keymade', ['user']],
-    ]);
+    expect(
+      users.data.data.users.map((u: { username: string; roles: string[] }) => [u.username, u.roles]),
+    ).toEqual([['keymade', ['user']]]);
   });
 });
