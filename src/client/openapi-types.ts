@@ -33026,7 +33026,7 @@ export interface operations {
                                     failed_deliveries: number;
                                     pending_deliveries: number;
                                     successful_deliveries: number;
-                                    /** @description Durable subscriptions the event was queued for */
+                                    /** @description Durable subscriptions the event was queued for: all of them for an admin, those the reader owns otherwise */
                                     total_subscribers: number;
                                 };
                                 /** @example evt_01jd0v4w8g3k2x9q7h5m6n1p2r */

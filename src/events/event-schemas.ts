@@ -78,7 +78,10 @@ export const EventDetail = Type.Object({
   ...EventCommon,
   data: FreeObject,
   delivery_info: Type.Object({
-    total_subscribers: Type.Integer({ description: 'Durable subscriptions the event was queued for' }),
+    total_subscribers: Type.Integer({
+      description:
+        'Durable subscriptions the event was queued for: all of them for an admin, those the reader owns otherwise',
+    }),
     successful_deliveries: Type.Integer(),
     failed_deliveries: Type.Integer(),
     pending_deliveries: Type.Integer(),
