@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { access } from '../http/access.js';
+import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { done, Envelope, MessageOnly, ok } from '../http/envelope.js';
 import { callerOf } from './subscription-routes.js';
@@ -27,11 +28,15 @@ export function registerWebhookRoutes(app: App, deps: { subscriptions: Subscript
     },
     async (request, reply) => {
       const { url, events, secret, name } = request.body;
-      const created = await subscriptions.create(callerOf(request), {
-        event_patterns: events,
-        webhook_config: { url, ...(secret === undefined ? {} : { secret }) },
-        ...(name === undefined ? {} : { name }),
-      });
+      const created = await subscriptions
+        .create(callerOf(request), {
+          event_patterns: events,
+          webhook_config: { url, ...(secret === undefined ? {} : { secret }) },
+          ...(name === undefined ? {} : { name }),
+        })
+        .catch((err: unknown) => {
+          throw inWebhookTerms(err);
+        });
       return reply.code(201).send(ok(request, { webhook: webhookView(created.row, created.secret) }));
     },
   );
@@ -70,4 +75,33 @@ export function registerWebhookRoutes(app: App, deps: { subscriptions: Subscript
       return done(request, 'Webhook deleted');
     },
   );
+}
+
+// The subscription's field names, as this route's body names them.
+const WEBHOOK_FIELDS: Record<string, string> = {
+  event_patterns: 'events',
+  'webhook_config.url': 'url',
+  'webhook_config.secret': 'secret',
+};
+
+/** A refusal of the subscription behind a webhook, naming the fields of `POST /api/v1/webhooks`. */
+function inWebhookTerms(err: unknown): unknown {
+  if (!(err instanceof AppError) || typeof err.details?.['field'] !== 'string') return err;
+  // `webhook_config.url` → `url`; `event_patterns.2` → `events.2`.
+  const rename = (field: string) => {
+    const known = Object.keys(WEBHOOK_FIELDS).find((f) => field === f || field.startsWith(`${f}.`));
+    return known ? WEBHOOK_FIELDS[known] + field.slice(known.length) : field;
+  };
+  const details: Record<string, unknown> = { ...err.details, field: rename(err.details['field'] as string) };
+  const errors = err.details['errors'];
+  if (Array.isArray(errors)) {
+    details['errors'] = errors.map((e: { field?: unknown }) =>
+      typeof e.field === 'string' ? { ...e, field: rename(e.field) } : e,
+    );
+  }
+  return new AppError(err.code, err.message, {
+    status: err.status,
+    details,
+    ...(err.headers ? { headers: err.headers } : {}),
+  });
 }

@@ -285,4 +285,20 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
       [],
     );
   });
+
+  it('names the fields of /api/v1/webhooks in its refusals', async () => {
+    const refused = (body: Record<string, unknown>) =>
+      t.request('POST', '/api/v1/webhooks', { token: ann.access, body });
+    const badUrl = await refused({ url: 'javascript:alert(1)', events: ['order.created'] });
+    expect(badUrl.statusCode).toBe(422);
+    expect(badUrl.data.error.details.field).toBe('url');
+    expect(badUrl.body).not.toContain('webhook_config');
+    const badPattern = await refused({
+      url: 'https://receiver.example.test/h',
+      events: ['order.created', 'a..b'],
+    });
+    expect(badPattern.statusCode).toBe(422);
+    expect(badPattern.data.error.details.field).toMatch(/^events/);
+    expect(badPattern.body).not.toContain('event_patterns');
+  });
 });
