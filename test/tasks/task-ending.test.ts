@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nowIso } from '../../src/kernel/new-id.js';
+import { insertDeadInstanceTask } from '../helpers/dead-instance-task.js';
 import { eventually } from '../helpers/eventually.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
@@ -66,37 +66,17 @@ describe('tasks that fail, are cancelled or are interrupted end their steps', { 
   });
 
   it('fails the running step of a task interrupted by an instance that died', async () => {
-    const now = nowIso();
     const id = 'task_deadstep000000000000000';
-    await t.platform.context.database.db
-      .insertInto('tasks')
-      .values({
-        id,
-        type: 'database_cleanup',
-        status: 'running',
-        progress: 0.5,
-        details: JSON.stringify({
-          steps: [
-            { name: 'sessions', status: 'completed', progress: 1 },
-            { name: 'tasks', status: 'running', progress: 0.5 },
-          ],
-        }),
-        result: null,
-        error: null,
-        created_by: 'admin',
-        created_at: now,
-        started_at: now,
-        estimated_completion: null,
-        completed_at: null,
-        cancelled_at: null,
-        updated_at: now,
-        resumable: 0,
-        instance_id: 'dead-instance',
-        claim: 'dead-claim',
-        lease_until: new Date(Date.now() + 300).toISOString(),
-        attempts: 1,
-      })
-      .execute();
+    await insertDeadInstanceTask(t, {
+      id,
+      progress: 0.5,
+      details: JSON.stringify({
+        steps: [
+          { name: 'sessions', status: 'completed', progress: 1 },
+          { name: 'tasks', status: 'running', progress: 0.5 },
+        ],
+      }),
+    });
     expect(await eventually(async () => (await getTask(id)).status === 'failed', 5_000)).toBe(true);
     const task = await getTask(id);
     expect(task).toMatchObject({ error: 'interrupted', progress: 0.5 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nowIso } from '../../src/kernel/new-id.js';
 import type { TaskContext, TaskHandler } from '../../src/tasks/task-runner.js';
+import { insertDeadInstanceTask } from '../helpers/dead-instance-task.js';
 import { eventually } from '../helpers/eventually.js';
 import { provisionStorage, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
@@ -96,31 +96,7 @@ describe('tasks across a restart, a crash and several instances', { timeout: 30_
   });
 
   it('fails a task left running by an instance that died, once its lease expires', async () => {
-    const now = nowIso();
-    await b.platform.context.database.db
-      .insertInto('tasks')
-      .values({
-        id: 'task_crashed0000000000000000',
-        type: 'database_cleanup',
-        status: 'running',
-        progress: 0.4,
-        details: '{}',
-        result: null,
-        error: null,
-        created_by: 'admin',
-        created_at: now,
-        started_at: now,
-        estimated_completion: null,
-        completed_at: null,
-        cancelled_at: null,
-        updated_at: now,
-        resumable: 0,
-        instance_id: 'dead-instance',
-        claim: 'dead-claim',
-        lease_until: new Date(Date.now() + 300).toISOString(),
-        attempts: 1,
-      })
-      .execute();
+    await insertDeadInstanceTask(b, { id: 'task_crashed0000000000000000', progress: 0.4, details: '{}' });
     expect((await read('task_crashed0000000000000000')).status).toBe('running');
     expect(
       await eventually(async () => (await read('task_crashed0000000000000000')).status === 'failed', 5_000),
