@@ -5,6 +5,7 @@ import { AppError } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { EventCipher } from './event-cipher.js';
 import { isValidPattern } from './pattern-matcher.js';
+import { checkPriorityRange } from './priority-range.js';
 import type { SubscriptionIndex } from './subscription-index.js';
 import type { CreateSubscriptionBody, UpdateSubscriptionBody } from './subscription-schemas.js';
 import type { SubscriptionListFilter, SubscriptionRow, SubscriptionStore } from './subscription-store.js';
@@ -46,7 +47,7 @@ export class SubscriptionService {
       });
     }
     checkUrl(url);
-    checkPriorityRange(input.filters?.priority);
+    checkPriorityRange(input.filters?.priority?.min, input.filters?.priority?.max, FILTER_PRIORITY);
     const secret = input.webhook_config.secret ?? randomBytes(24).toString('base64url');
     const now = nowIso();
     const enabled = input.enabled ?? true;
@@ -108,7 +109,7 @@ export class SubscriptionService {
       changes.event_patterns = JSON.stringify(input.event_patterns);
     }
     if (input.filters !== undefined) {
-      checkPriorityRange(input.filters.priority);
+      checkPriorityRange(input.filters.priority?.min, input.filters.priority?.max, FILTER_PRIORITY);
       changes.filters = JSON.stringify(input.filters);
     }
     if (input.enabled !== undefined) {
@@ -172,10 +173,4 @@ function checkUrl(url: string): void {
   }
 }
 
-function checkPriorityRange(range: { min?: number; max?: number } | undefined): void {
-  if (range?.min !== undefined && range.max !== undefined && range.min > range.max) {
-    throw new AppError('VALIDATION_ERROR', 'filters.priority.min must not exceed max', {
-      details: { field: 'filters.priority', reason: 'min is greater than max' },
-    });
-  }
-}
+const FILTER_PRIORITY = { min: 'filters.priority.min', max: 'filters.priority.max' };

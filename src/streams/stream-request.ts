@@ -1,4 +1,5 @@
 import { isValidPattern } from '../events/pattern-matcher.js';
+import { checkPriorityRange } from '../events/priority-range.js';
 import { AppError } from '../http/app-error.js';
 import type { StreamFilters } from './stream-connection.js';
 
@@ -62,19 +63,6 @@ export function parseFilters(raw: unknown): StreamFilters {
     out.priority = { min, max };
   }
   return out;
-}
-
-/** A priority range whose minimum is above its maximum would select nothing: refused, as for subscriptions. */
-export function checkPriorityRange(
-  min: number | undefined,
-  max: number | undefined,
-  names = { min: 'priority_min', max: 'priority_max' },
-): void {
-  if (min !== undefined && max !== undefined && min > max) {
-    throw new AppError('VALIDATION_ERROR', `${names.min} must not exceed ${names.max}`, {
-      details: validation(names.min, `greater than ${names.max}`),
-    });
-  }
 }
 
 function priorityBound(value: unknown, name: string): number | undefined {

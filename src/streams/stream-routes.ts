@@ -4,6 +4,7 @@ import type { WebSocket } from 'ws';
 import type { AuthService } from '../auth/auth-service.js';
 import { readerOf } from '../events/event-routes.js';
 import type { EventService } from '../events/event-service.js';
+import { checkPriorityRange } from '../events/priority-range.js';
 import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { nowIso } from '../kernel/new-id.js';
@@ -11,7 +12,7 @@ import { SseSink } from './sse-sink.js';
 import { StreamConnection, type StreamFilters } from './stream-connection.js';
 import { streamCredentials } from './stream-credentials.js';
 import type { StreamHub } from './stream-hub.js';
-import { checkPriorityRange, parsePatterns } from './stream-request.js';
+import { parsePatterns } from './stream-request.js';
 import { serveWebSocket } from './ws-session.js';
 
 const StreamQuery = Type.Object(
@@ -84,7 +85,7 @@ export function registerStreamRoutes(
         const header = request.headers['last-event-id'];
         const lastId = q.last_event_id ?? (typeof header === 'string' && header ? header : undefined);
         const patterns = parsePatterns(q.patterns);
-        checkPriorityRange(q.priority_min, q.priority_max);
+        checkPriorityRange(q.priority_min, q.priority_max, { min: 'priority_min', max: 'priority_max' });
         plans.set(request, {
           patterns: patterns.length > 0 ? patterns : ['*'],
           explicitPatterns: patterns.length > 0,

@@ -231,6 +231,13 @@ describe('subscriptions and webhooks', { timeout: 20_000 }, () => {
       expect(res.statusCode, JSON.stringify(body)).toBe(422);
       expect(res.data.error.code).toBe('VALIDATION_ERROR');
     }
+    const emptyRange = await create(ann.access, {
+      event_patterns: ['user.*'],
+      webhook_config: hook,
+      filters: { priority: { min: 8, max: 2 } },
+    });
+    expect(emptyRange.statusCode).toBe(422);
+    expect(emptyRange.data.error.details).toMatchObject({ field: 'filters.priority.min' });
   });
 
   it('limits subscriptions per user with 429 SUBSCRIPTION_LIMIT_EXCEEDED', async () => {
