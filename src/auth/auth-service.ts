@@ -19,8 +19,6 @@ const ACTIVITY_RESOLUTION_MS = 60_000;
 /** What changed: cached copies of these sessions, this user (and its sessions and keys), this key are dropped. */
 export type Invalidation = { sessionIds?: string[]; userId?: string; apiKeyId?: string };
 
-// The service that resolved each principal, so long-lived requests (streams) can re-check theirs.
-
 export interface LoginResult {
   access_token: string;
   token_type: 'Bearer';
@@ -244,11 +242,9 @@ export class AuthService {
    * when they were given but are not valid (bad, expired, revoked, suspended owner).
    */
   async authenticate(credentials: { bearer?: string; apiKey?: string }): Promise<Principal | undefined> {
-    let principal: Principal;
-    if (credentials.bearer !== undefined) principal = await this.fromBearer(credentials.bearer);
-    else if (credentials.apiKey !== undefined) principal = await this.fromApiKey(credentials.apiKey, true);
-    else return undefined;
-    return principal;
+    if (credentials.bearer !== undefined) return this.fromBearer(credentials.bearer);
+    if (credentials.apiKey !== undefined) return this.fromApiKey(credentials.apiKey, true);
+    return undefined;
   }
 
   /**

@@ -10,9 +10,8 @@ export function checkPriorityRange(
   names: { min: string; max: string },
 ): void {
   if (min !== undefined && max !== undefined && min > max) {
-    const reason = `greater than ${names.max}`;
     throw new AppError('VALIDATION_ERROR', `${names.min} must not exceed ${names.max}`, {
-      details: { field: names.min, reason, errors: [{ field: names.min, reason }] },
+      details: { field: names.min, reason: `greater than ${names.max}` },
     });
   }
 }

@@ -73,8 +73,5 @@ function priorityBound(value: unknown, name: string): number | undefined {
   return value;
 }
 
-/** The details of a validation error (decisions §1), the same on SSE answers and WebSocket error messages. */
-const validation = (field: string, reason: string) => ({ field, reason, errors: [{ field, reason }] });
-
 const invalid = (field: string, reason: string) =>
-  new AppError('VALIDATION_ERROR', `${field} ${reason}`, { details: validation(field, reason) });
+  new AppError('VALIDATION_ERROR', `${field} ${reason}`, { details: { field, reason } });

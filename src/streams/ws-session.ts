@@ -4,6 +4,7 @@ import type { AuthService } from '../auth/auth-service.js';
 import { readerOf } from '../events/event-routes.js';
 import type { EventService } from '../events/event-service.js';
 import { AppError } from '../http/app-error.js';
+import { errorBody } from '../http/error-handler.js';
 import { nowIso } from '../kernel/new-id.js';
 import { StreamConnection } from './stream-connection.js';
 import { streamCredentials } from './stream-credentials.js';
@@ -106,7 +107,8 @@ export function serveWebSocket(
         if (!(err instanceof AppError)) request.log.error({ err }, 'websocket message failed');
         sink.message({
           message_type: 'error',
-          error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) },
+          // The envelope's error object, as an HTTP answer would carry it (validation errors list their fields).
+          error: errorBody(e, request.id, nowIso()).error,
         });
       });
   });
