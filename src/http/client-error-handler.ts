@@ -1,13 +1,8 @@
+import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { newId, nowIso } from '../kernel/new-id.js';
 import { AppError } from './app-error.js';
 import { errorBody } from './error-handler.js';
-
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  431: 'Request Header Fields Too Large',
-};
 
 /**
  * Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses before Fastify sees it (headers over
@@ -37,7 +32,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   const requestId = newId('req');
   const body = JSON.stringify(errorBody(refusal, requestId, nowIso()));
   socket.end(
-    `HTTP/1.1 ${refusal.status} ${STATUS_TEXT[refusal.status]}\r\n` +
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n` +
       'Connection: close\r\n' +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
