@@ -1,7 +1,8 @@
 /**
  * The event figures, taken by the event module's own scripts in child processes (each starts its servers in
  * processes of their own): emit throughput against a bare route (bench/emit-throughput.ts) and fan-out
- * latency to WebSocket and SSE subscribers (bench/fanout-latency.ts).
+ * latency to WebSocket and SSE subscribers (bench/fanout-latency.ts), each size against the platform and,
+ * right after it, against a bare node:http + ws broadcaster (bench/bare-fanout-server.ts).
  */
 import { runToEnd } from './json-child.js';
 import { notMeasured, type ResultRow, row } from './result-row.js';
@@ -79,6 +80,35 @@ export async function runEmitCases(options: {
   });
 }
 
+/** One run of bench/fanout-latency.ts against the platform (`sqlite`) or the bare broadcaster (`bare`). */
+async function runFanout(
+  options: { ws: number; sse: number; rate: number; duration: number },
+  mode: 'sqlite' | 'bare',
+): Promise<FanoutResult> {
+  const { code, lines } = await runToEnd('fanout-latency.ts', [
+    '--ws',
+    String(options.ws),
+    '--sse',
+    String(options.sse),
+    '--rate',
+    String(options.rate),
+    '--duration',
+    String(options.duration),
+    '--mode',
+    mode,
+    '--json',
+  ]);
+  const r = lastJson<FanoutResult>(lines);
+  if (code !== 0 || !r) throw new Error(`fanout-latency.ts --mode ${mode} exited with ${code}`);
+  return r;
+}
+
+const BARE_FANOUT = 'bare node:http + ws broadcaster';
+
+/**
+ * The fan-out latency at one size: the platform, then right after it, on the same host with the same clients
+ * and emitter, the bare broadcaster (bench/bare-fanout-server.ts) as its baseline.
+ */
 export async function runFanoutCase(options: {
   ws: number;
   sse: number;
@@ -89,28 +119,28 @@ export async function runFanoutCase(options: {
   log: (line: string) => void;
 }): Promise<ResultRow[]> {
   const label = `${options.ws} WS + ${options.sse} SSE at ${options.rate} events/s`;
-  options.log(`  bench/fanout-latency.ts: ${label} for ${options.duration} s`);
-  const { code, lines } = await runToEnd('fanout-latency.ts', [
-    '--ws',
-    String(options.ws),
-    '--sse',
-    String(options.sse),
-    '--rate',
-    String(options.rate),
-    '--duration',
-    String(options.duration),
-    '--json',
-  ]);
-  const r = lastJson<FanoutResult>(lines);
-  if (code !== 0 || !r) throw new Error(`fanout-latency.ts exited with ${code}`);
-  const achieved = Math.round(r.emitted / r.duration);
-  const delivery =
-    `${r.emitted} events emitted (${achieved}/s of the ${r.rate}/s asked), ` +
-    `${r.delivered} of ${r.expected} deliveries received by 10 s after the last emit`;
+  options.log(`  bench/fanout-latency.ts: ${label} for ${options.duration} s, the platform then bare`);
+  const r = await runFanout(options, 'sqlite');
+  let bare: FanoutResult | undefined;
+  let bareFailed = '';
+  try {
+    bare = await runFanout(options, 'bare');
+  } catch (err) {
+    bareFailed = err instanceof Error ? err.message : String(err);
+    options.log(`  bare case failed: ${bareFailed}`);
+  }
   const complete = r.delivered === r.expected;
-  const server =
-    `server: hub to last client p50/p99 ${r.server_offer_p50_ms.toFixed(1)}/${r.server_offer_p99_ms.toFixed(1)} ms, ` +
-    `${r.events_per_flush.toFixed(1)} events per write; CPU in cores: server ${r.server_cpu}, clients and emitter ${r.client_cpu}`;
+  const bareComplete = bare !== undefined && bare.delivered === bare.expected;
+  const baseline = (value: number | null | undefined) =>
+    value === null || value === undefined ? null : { label: BARE_FANOUT, value };
+  const bareNote = bare
+    ? `; bare: ${bare.emitted} emitted (${bare.answered_in_time} answered in time), ` +
+      `${bare.delivered} of ${bare.expected} received` +
+      (bareComplete ? '' : ' (its percentiles cover only what arrived)')
+    : `; bare case did not run (${bareFailed})`;
+  const bareDetail = bare
+    ? `; bare: max ${bare.max_ms === null ? '–' : Math.round(bare.max_ms)} ms, ${server(bare, 'emit')}`
+    : '';
   const key = options.id ?? 'fanout';
   return [
     row({
@@ -118,19 +148,35 @@ export async function runFanoutCase(options: {
       figure: `fan-out latency p50, ${label}`,
       value: r.p50_ms,
       unit: 'ms',
-      baseline: null,
+      baseline: baseline(bare?.p50_ms),
       target: null,
-      note: `${delivery}${complete ? '' : ': the percentiles cover only what arrived'}`,
+      note: `${delivery(r)}${complete ? '' : ': the percentiles cover only what arrived'}${bareNote}`,
     }),
     row({
       id: `${key}.p99_ms`,
       figure: `fan-out latency p99, ${label}`,
       value: r.p99_ms,
       unit: 'ms',
-      baseline: null,
+      baseline: baseline(bare?.p99_ms),
       target: '≤ 50 ms',
       check: (value) => complete && value <= 50,
-      note: `max ${r.max_ms === null ? '–' : Math.round(r.max_ms)} ms; ${server}`,
+      note: `max ${r.max_ms === null ? '–' : Math.round(r.max_ms)} ms; ${server(r, 'hub')}${bareDetail}`,
     }),
   ];
+}
+
+function delivery(r: FanoutResult): string {
+  const achieved = Math.round(r.emitted / r.duration);
+  return (
+    `${r.emitted} events emitted (${achieved}/s of the ${r.rate}/s asked), ` +
+    `${r.delivered} of ${r.expected} deliveries received by 10 s after the last emit`
+  );
+}
+
+/** The server's own part (from the hub, or the bare broadcaster, taking the event) and both sides' CPU. */
+function server(r: FanoutResult, from: 'hub' | 'emit'): string {
+  return (
+    `server: ${from} to last client p50/p99 ${r.server_offer_p50_ms.toFixed(1)}/${r.server_offer_p99_ms.toFixed(1)} ms, ` +
+    `${r.events_per_flush.toFixed(1)} events per write; CPU in cores: server ${r.server_cpu}, clients and emitter ${r.client_cpu}`
+  );
 }

@@ -4,8 +4,11 @@
  * Every client counts what it receives; one in --sample also times it (bench/stream-readers.ts). The events
  * come from a producer process of its own (bench/fanout-emitter.ts). The CPU the server and the clients used
  * while it ran is printed too: on a small host the clients can be the limit, not the server.
+ * `--mode sqlite` (the default) or `postgres` measures the platform (bench/emit-server.ts); `--mode bare` the
+ * same load against a bare node:http + ws broadcaster (bench/bare-fanout-server.ts), the figures' baseline.
  *
  *   npm run bench:fanout -- --ws 1000 --sse 1000 --rate 1000 --duration 5
+ *   npm run bench:fanout -- --ws 1000 --sse 1000 --rate 1000 --duration 5 --mode bare
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -22,6 +25,7 @@ const { values } = parseArgs({
     sse: { type: 'string', default: '200' },
     rate: { type: 'string', default: '200' },
     duration: { type: 'string', default: '5' },
+    // sqlite or postgres: the platform; bare: the bare broadcaster (bench/bare-fanout-server.ts).
     mode: { type: 'string', default: 'sqlite' },
     // One connection in this many times its events (all of them count theirs).
     sample: { type: 'string', default: '10' },
@@ -37,13 +41,12 @@ const rate = Number(values.rate);
 const duration = Math.min(Number(values.duration), 20);
 const now = () => performance.timeOrigin + performance.now();
 
-const child = spawn(
-  process.execPath,
-  [...benchNodeArgs(), '--import', 'tsx', 'bench/emit-server.ts', values.mode!],
-  {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
-);
+// PLATFORM_BENCH_NODE_ARGS (profiling) are for the platform only.
+const serverArgs =
+  values.mode === 'bare'
+    ? ['--import', 'tsx', 'bench/bare-fanout-server.ts']
+    : [...benchNodeArgs(), '--import', 'tsx', 'bench/emit-server.ts', values.mode!];
+const child = spawn(process.execPath, serverArgs, { stdio: ['ignore', 'pipe', 'inherit'] });
 let server: { url: string; token: string } | undefined;
 for await (const line of createInterface({ input: child.stdout! })) {
   if (line.startsWith('{"url":')) {
@@ -148,7 +151,7 @@ const pct = (p: number) =>
 if (values.json) {
   const ms = (p: number) => (latencies.length ? Number(pct(p)) : null);
   process.stdout.write(
-    `${JSON.stringify({ ws: wsCount, sse: sseCount, rate, duration, mode: values.mode, emitted, answered_in_time: answeredInTime, delivered: received, expected, p50_ms: ms(0.5), p99_ms: ms(0.99), max_ms: latencies.at(-1) ?? null, server_cpu: round(cpu.server), client_cpu: round(cpu.client), server_offer_p50_ms: offerDelay.p50, server_offer_p99_ms: offerDelay.p99, events_per_flush: hub.data.metrics['average_events_per_flush'] })}\n`,
+    `${JSON.stringify({ ws: wsCount, sse: sseCount, rate, duration, mode: values.mode, emitted, answered_in_time: answeredInTime, delivered: received, expected, p50_ms: ms(0.5), p99_ms: ms(0.99), max_ms: latencies.at(-1) ?? null, server_cpu: round(cpu.server), client_cpu: round(cpu.client), server_offer_p50_ms: offerDelay.p50, server_offer_p99_ms: offerDelay.p99, events_per_flush: hub.data.metrics['average_events_per_flush'], flush_ms: hub.data.metrics['average_flush_ms'] })}\n`,
   );
   process.exit(0);
 }
@@ -157,7 +160,8 @@ process.stdout.write(
     '| delivered | expected | p50 ms | p99 ms | max ms | server p50/p99 ms | emits answered in time | server CPU | client CPU |\n' +
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n' +
     `| ${received} | ${expected} | ${pct(0.5)} | ${pct(0.99)} | ${latencies.at(-1)?.toFixed(1) ?? '–'} | ${offerDelay.p50?.toFixed(1)}/${offerDelay.p99?.toFixed(1)} | ${answeredInTime} | ${round(cpu.server)} | ${round(cpu.client)} |\n` +
-    '\nServer p50/p99: from the hub taking a committed event to the end of its write to the last client.\n' +
+    '\nServer p50/p99: from the hub taking a committed event (bare: the parsed emit) to the end of its write to\n' +
+    'the last client.\n' +
     'CPU in cores, from the first emit to the last delivery (client: the readers and the emitter); emits answered\n' +
     'before the last one was sent.\n',
 );

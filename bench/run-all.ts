@@ -96,7 +96,8 @@ const groups: Record<Group, { figures: string[]; run: () => Promise<ResultRow[]>
   },
   fanout: {
     figures: ['fan-out latency'],
-    // The size, then a tenth of it (clients and rate): what this host carries below saturation.
+    // The size, then a tenth of it (clients and rate): what this host carries below saturation. Each
+    // size runs the platform, then the bare broadcaster (bench/bare-fanout-server.ts), its baseline.
     run: async () => {
       const ws = Number(values['fanout-ws']);
       const sse = Number(values['fanout-sse']);
