@@ -6,7 +6,7 @@ import { COMPONENTS, type Component } from './backup-manifest.js';
 import { type BackupOrigin, BackupService, FULL } from './backup-service.js';
 import { sizeMb, toComponents } from './backup-views.js';
 
-export const BACKUP_USAGE = `Usage: platform backup <create|list|restore> [options]
+export const BACKUP_USAGE = `Usage: platform backup <create|list|import|restore> [options]
 
   platform backup create [--include configuration,database,plugins,logs] [--name <name>]
                          [--no-compression] [--encrypt]

@@ -90,33 +90,41 @@ export function parseManifest(text: Buffer | string): Manifest {
     field: `manifest${e.path.replaceAll('/', '.')}`,
     reason: e.message,
   }));
-  if (problems.length > 0) throw invalid(problems);
+  // What a schema cannot say is checked too, on every field the schema found in order, so one answer lists
+  // every problem.
+  const sound = (field: string) =>
+    !problems.some((p) => p.field === field || p.field.startsWith(`${field}.`));
   const m = value as Manifest;
-  if (!semver.valid(m.version))
+  if (sound('manifest.version') && !semver.valid(m.version))
     problems.push({ field: 'manifest.version', reason: 'is not a semver version' });
-  if (!semver.validRange(m.platform_version)) {
+  if (sound('manifest.platform_version') && !semver.validRange(m.platform_version)) {
     problems.push({ field: 'manifest.platform_version', reason: 'is not a semver range' });
   }
-  for (const [dep, range] of Object.entries(m.dependencies)) {
+  for (const [dep, range] of sound('manifest.dependencies') ? Object.entries(m.dependencies) : []) {
     if (!semver.validRange(range)) {
       problems.push({ field: `manifest.dependencies.${dep}`, reason: 'is not a semver range' });
     }
     if (dep === m.name)
       problems.push({ field: `manifest.dependencies.${dep}`, reason: 'a plugin cannot depend on itself' });
   }
-  const main = m.main.replace(/^\.\//, '');
-  if (main.startsWith('/') || main.split('/').some((s) => s === '..' || s === '') || main.includes('\\')) {
+  const main = sound('manifest.main') ? m.main.replace(/^\.\//, '') : '';
+  if (
+    sound('manifest.main') &&
+    (main.startsWith('/') || main.split('/').some((s) => s === '..' || s === '') || main.includes('\\'))
+  ) {
     problems.push({ field: 'manifest.main', reason: 'must be a path inside the package' });
   }
-  m.permissions.forEach((p, i) => {
-    if (!KNOWN.includes(p)) {
-      problems.push({
-        field: `manifest.permissions.${i}`,
-        reason: `unknown permission '${p}' (known: ${KNOWN.join(', ')})`,
-      });
-    }
-  });
+  if (sound('manifest.permissions'))
+    m.permissions.forEach((p, i) => {
+      if (!KNOWN.includes(p)) {
+        problems.push({
+          field: `manifest.permissions.${i}`,
+          reason: `unknown permission '${p}' (known: ${KNOWN.join(', ')})`,
+        });
+      }
+    });
   for (const key of ['emits', 'subscribes'] as const) {
+    if (!sound(`manifest.events.${key}`) || !sound('manifest.events')) continue;
     m.events[key].forEach((p, i) => {
       if (!isValidPattern(p))
         problems.push({
@@ -125,7 +133,9 @@ export function parseManifest(text: Buffer | string): Manifest {
         });
     });
   }
-  const schemaProblem = compileConfigSchema(m.config_schema).error;
+  const schemaProblem = sound('manifest.config_schema')
+    ? compileConfigSchema(m.config_schema).error
+    : undefined;
   if (schemaProblem) problems.push({ field: 'manifest.config_schema', reason: schemaProblem });
   if (problems.length > 0) throw invalid(problems);
   return { ...m, main };

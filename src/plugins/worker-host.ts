@@ -115,7 +115,7 @@ export class WorkerHost implements PluginHost {
 
   /** The function the platform calls to run one of the worker's handlers. */
   invoker(handler: number): (payload: unknown) => Promise<unknown> {
-    return (payload) => this.send('a handler', (id) => ({ t: 'invoke', id, handler, payload }));
+    return (payload) => this.send('handler', (id) => ({ t: 'invoke', id, handler, payload }));
   }
 
   private send(

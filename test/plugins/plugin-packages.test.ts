@@ -66,6 +66,16 @@ describe('plugin packages: manifests, archives, sources and integrity', () => {
     expect(res2.data.error.details.errors.map((e: { field: string }) => e.field)).toEqual(
       expect.arrayContaining(['manifest.name', 'manifest.platform_version']),
     );
+    // A field the schema does not know and a version that is no semver: one answer names both.
+    const both = rawTgz([
+      { name: 'plugin.json', body: MANIFEST('broken2', { version: 'x', extra: 1 }) },
+      { name: 'index.js', body: 'export default { setup() {} };' },
+    ]);
+    const res3 = await upload(t, token, both);
+    expect(res3.statusCode).toBe(422);
+    expect(res3.data.error.details.errors.map((e: { field: string }) => e.field)).toEqual(
+      expect.arrayContaining(['manifest.extra', 'manifest.version']),
+    );
   });
 
   it('refuses archive entries that escape the package folder, links out of it and device files', async () => {
