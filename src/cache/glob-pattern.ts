@@ -19,13 +19,33 @@ export function globToRegExp(glob: string): RegExp {
       let body = glob.slice(i + 1, end);
       const negate = body.startsWith('^');
       if (negate) body = body.slice(1);
-      const cls = body.replace(/[\\\]^]/g, (m) => `\\${m}`);
-      out += `[${negate ? '^' : ''}${cls}]`;
+      out += `[${negate ? '^' : ''}${classBody(body)}]`;
       i = end;
     } else out += escapeRegExp(c);
   }
   return new RegExp(`^${out}$`);
 }
+
+/**
+ * The inside of a `[...]` class: `\` makes the next character literal, and a range whose ends are reversed
+ * (`z-a`) is read as Redis reads it, with its ends swapped, rather than being a RegExp syntax error.
+ */
+function classBody(body: string): string {
+  let out = '';
+  for (let j = 0; j < body.length; j++) {
+    let lo = body[j]!;
+    if (lo === '\\' && j + 1 < body.length) lo = body[++j]!;
+    if (body[j + 1] === '-' && j + 2 < body.length) {
+      let hi = body[j + 2]!;
+      j += 2;
+      if (hi === '\\' && j + 1 < body.length) hi = body[++j]!;
+      out += lo <= hi ? `${escapeClass(lo)}-${escapeClass(hi)}` : `${escapeClass(hi)}-${escapeClass(lo)}`;
+    } else out += escapeClass(lo);
+  }
+  return out;
+}
+
+const escapeClass = (c: string) => c.replace(/[\\\]^-]/g, (m) => `\\${m}`);
 
 /** Escapes a literal so Redis reads it as itself inside a MATCH pattern. */
 export function escapeGlob(literal: string): string {

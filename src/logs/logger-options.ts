@@ -27,9 +27,25 @@ const REDACT = [
   ...SECRET_FIELDS.map((f) => `*.${f}`),
 ];
 
-/** Removes credentials that clients may put in a query string (`?token=` on streams). */
+/** Query parameter names whose values are credentials (`token`, `api_key`, `password`, `client_secret`, …). */
+const SECRET_PARAM = /pass(?:word|wd)|secret|token|api[_-]?key|authorization|credential/i;
+
+/**
+ * Removes credentials that clients may put in a query string (`?token=` on streams, or a password sent in
+ * the wrong place). Names are compared decoded, so `%70assword=` is caught as well.
+ */
 export function scrubUrl(url: string): string {
-  return url.replace(/([?&](?:token|api_key|access_token)=)[^&]*/gi, '$1[REDACTED]');
+  return url.replace(/([?&;])([^=&;#]*)=([^&;#]*)/g, (pair, sep: string, name: string) =>
+    SECRET_PARAM.test(decodeName(name)) ? `${sep}${name}=[REDACTED]` : pair,
+  );
+}
+
+function decodeName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' '));
+  } catch {
+    return name;
+  }
 }
 
 /**

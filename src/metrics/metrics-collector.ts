@@ -55,8 +55,8 @@ export class MetricsCollector implements PlatformService {
   }
 
   async start(): Promise<void> {
-    this.lastSampleAt = Date.now();
-    this.lastCpu = process.cpuUsage();
+    // lastSampleAt and lastCpu carry on across a restart: responses keep being measured while the service is
+    // stopped, so the next sample's interval starts at the previous sample, not at the restart.
     this.schedule();
     await this.applyRetention().catch(() => {});
     this.retentionTimer = setInterval(() => void this.applyRetention().catch(() => {}), HOUR_MS);

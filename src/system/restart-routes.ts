@@ -67,6 +67,8 @@ export function registerRestartRoutes(app: App, deps: { restart: SystemRestart; 
           reason: body.reason,
           delaySeconds: body.delay_seconds ?? 0,
           notifyUsers: body.notify_users ?? true,
+          // The request may have waited at the restart gate: when it arrived, not when it got here, counts.
+          arrivedAt: Date.now() - reply.elapsedTime,
         },
         { id: p.userId, username: p.username },
         request.id,

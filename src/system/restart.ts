@@ -60,15 +60,25 @@ export class SystemRestart {
     return { ...this.state, services: [...this.state.services] };
   }
 
-  /** Plans a restart; a restart already planned or under way → RESOURCE_CONFLICT. */
+  /**
+   * Plans a restart; a restart already planned or under way → RESOURCE_CONFLICT. `arrivedAt` (epoch ms) is
+   * when the request asking for it arrived: a request that arrived while the last restart ran was held at
+   * the restart gate until that restart ended, and is refused as well rather than restarting a second time.
+   */
   schedule(
-    input: { reason: string; delaySeconds: number; notifyUsers: boolean },
+    input: { reason: string; delaySeconds: number; notifyUsers: boolean; arrivedAt?: number },
     actor: { id: string; username: string },
     requestId: string,
   ): RestartState {
     if (this.state.status === 'scheduled' || this.state.status === 'restarting') {
       throw new AppError('RESOURCE_CONFLICT', `A restart is already ${this.state.status}`, {
         details: { status: this.state.status, scheduled_for: this.state.scheduled_for },
+      });
+    }
+    const ended = this.state.completed_at === null ? undefined : Date.parse(this.state.completed_at);
+    if (ended !== undefined && input.arrivedAt !== undefined && input.arrivedAt < ended) {
+      throw new AppError('RESOURCE_CONFLICT', 'A restart was under way when this request arrived', {
+        details: { status: this.state.status, completed_at: this.state.completed_at },
       });
     }
     const now = Date.now();

@@ -137,6 +137,21 @@ describe('log store and the system logs endpoint', () => {
     expect(line).not.toContain('hunter2-secret');
   });
 
+  it('redacts every credential a client puts in a query string, whatever its name or encoding', async () => {
+    const qs = 'password=pw-in-query-1&client_secret=cs-in-query-2&%70asswd=pw-in-query-3&refresh_token=rt-4';
+    await t.request('GET', `/api/v1/health?resolution=1m&${qs}`, {
+      headers: { 'x-request-id': 'req-query-secrets' },
+    });
+    const mine = () => stdout.filter((l) => l.includes('"reqId":"req-query-secrets"'));
+    await eventually(async () => mine().length >= 1, 2000);
+    const url = JSON.parse(mine()[0]!).req.url as string;
+    for (const secret of ['pw-in-query-1', 'cs-in-query-2', 'pw-in-query-3', 'rt-4']) {
+      expect(url).not.toContain(secret);
+    }
+    expect(url).toContain('resolution=1m');
+    expect(url).toContain('password=[REDACTED]');
+  });
+
   it('shows e-mails the mailer logged without SMTP, without the password', async () => {
     const res = await t.request('POST', '/api/v1/admin/users', {
       token: admin,

@@ -19,6 +19,11 @@ export async function createSqliteLogStore(dataDir: string): Promise<KyselyLogSt
   sqlite.pragma('busy_timeout = 5000');
   // Statement journals of its multi-row inserts in memory, not in temporary files (as the main database).
   sqlite.pragma('temp_store = MEMORY');
+  // SQLite's own lower() folds ASCII only: the search lowers both sides, so it must fold as JavaScript (and
+  // PostgreSQL) do, or `ÄRGER` would not even find itself.
+  sqlite.function('lower', { deterministic: true }, (value: unknown) =>
+    typeof value === 'string' ? value.toLowerCase() : value,
+  );
   const db = new Kysely<LogTables>({ dialect: new SqliteDialect({ database: sqlite }) });
   await createLogEntriesTable(db as unknown as Kysely<unknown>, true);
   let closed = false;
