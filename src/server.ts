@@ -24,6 +24,7 @@ import { consoleDistDir, registerConsoleRoutes } from './console/console-routes.
 import { registerEventSystem } from './events/event-system.js';
 import type { App } from './http/app-type.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
+import { withoutLeapSeconds } from './http/date-time-format.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { lazySchemaCompilers } from './http/lazy-schema-compilers.js';
@@ -151,6 +152,7 @@ async function assemble(
     clientErrorHandler,
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
+      onCreate: withoutLeapSeconds,
     },
     schemaController: lazySchemaCompilers,
   }).withTypeProvider<TypeBoxTypeProvider>();
