@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { AppError } from '../http/app-error.js';
+import { extend } from './extend.js';
 import type { PlatformService, ServiceHealth } from './service.js';
 
 export type ServiceState = 'stopped' | 'starting' | 'running' | 'stopping' | 'failed';
@@ -158,13 +159,15 @@ export class ServiceRegistry {
   }
 
   private async check(name: string, e: Entry): Promise<ServiceHealth> {
+    const started = performance.now();
     try {
-      return await e.service.health();
+      return extend(await e.service.health(), { durationMs: performance.now() - started });
     } catch (err) {
       this.recordError(name, err);
       return {
         status: 'unhealthy',
         checks: [{ name: 'health', status: 'fail', error: (err as Error).message }],
+        durationMs: performance.now() - started,
       };
     }
   }

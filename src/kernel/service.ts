@@ -10,6 +10,8 @@ export interface ServiceHealth {
   status: HealthStatus;
   checks: HealthCheck[];
   details?: Record<string, unknown>;
+  /** How long the check took, set by the registry (a result it answers again from its cache keeps it). */
+  durationMs?: number;
 }
 
 export type DiagnosticTest = 'connectivity' | 'performance' | 'stress';
