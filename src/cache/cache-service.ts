@@ -3,6 +3,7 @@ import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from '../http/app-error.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import { withDeadline } from '../kernel/with-deadline.js';
 import type { CacheLevel, LevelStats } from './cache-level.js';
 import { type CacheNamespace, isNamespaceName } from './cache-namespace.js';
 import { escapeGlob } from './glob-pattern.js';
@@ -32,6 +33,8 @@ export interface CacheStatus {
 }
 
 const MIB = 1024 * 1024;
+/** How long a health check waits for the Redis level's ping. */
+const L2_PING_TIMEOUT_MS = 1000;
 const L1_KEYS = ['cache.l1_max_entries', 'cache.l1_max_mb', 'cache.default_ttl_seconds'];
 
 /**
@@ -188,9 +191,11 @@ export class CacheService implements PlatformService, LocalCacheHost {
     const levels: CacheLevelReport[] = [report(this.memory, this.memory.statsSync())];
     if (this.redis) {
       try {
-        levels.push(report(this.redis, await this.redis.stats()));
+        const stats = withDeadline(this.redis.stats(), L2_PING_TIMEOUT_MS, 'the Redis cache level');
+        levels.push(report(this.redis, await stats));
       } catch {
-        // Unreachable L2: reported by health; its figures are unknown, so it is left out rather than zeroed.
+        // Unreachable or not answering L2: reported by health; its figures are unknown, so it is left out rather
+        // than zeroed.
       }
     }
     return {
@@ -219,7 +224,10 @@ export class CacheService implements PlatformService, LocalCacheHost {
         checks.push({
           name: 'l2_connectivity',
           status: 'pass',
-          response_time_ms: round(await this.redis.ping()),
+          // Connected but not answering is a warning now, not a health check (and /status) held as long.
+          response_time_ms: round(
+            await withDeadline(this.redis.ping(), L2_PING_TIMEOUT_MS, 'the Redis cache level'),
+          ),
         });
       } catch (err) {
         // The platform still serves (from L1 and the source of truth), only slower.

@@ -1,5 +1,9 @@
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import { withDeadline } from '../kernel/with-deadline.js';
 import type { SharedState } from './shared-state.js';
+
+/** A health check waits this long for the backend: connected but not answering (paused, overloaded) is a failure. */
+export const HEALTH_PING_TIMEOUT_MS = 1000;
 
 /** Reports the shared-state backend (memory or Redis) as a platform service. */
 export class SharedStateService implements PlatformService {
@@ -18,7 +22,7 @@ export class SharedStateService implements PlatformService {
 
   async health(): Promise<ServiceHealth> {
     try {
-      this.lastPingMs = await this.shared.ping();
+      this.lastPingMs = await withDeadline(this.shared.ping(), HEALTH_PING_TIMEOUT_MS, 'the shared state');
       return {
         status: 'healthy',
         checks: [

@@ -21,6 +21,11 @@ import type { BootConfig } from './load-config.js';
 const CHANGED_CHANNEL = 'config.changed';
 const VERSION_KEY = 'config.version';
 const LOCK = 'config.update';
+/**
+ * How often an instance compares its config_version with the database: a change whose announcement it missed
+ * (its connection to Redis was down, or the announcing instance lost Redis after committing) applies then.
+ */
+export const CONFIG_RESYNC_MS = 5_000;
 // Where the database and the shared state live cannot be stored in that database.
 const BOOT_ONLY = ['database.', 'storage.', 'redis.'];
 
@@ -50,6 +55,9 @@ export class ConfigService {
   private meta: ConfigMetadata = { last_updated: null, updated_by: null, config_version: '0' };
   private readonly listeners = new Set<(keys: string[]) => void>();
   private unsubscribe: (() => void) | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+  /** Loads run one after another, so a slower read of older rows never replaces a newer configuration. */
+  private loading: Promise<unknown> = Promise.resolve();
 
   constructor(
     private boot: Pick<BootConfig, 'layers' | 'reload'>,
@@ -79,10 +87,27 @@ export class ConfigService {
     this.unsubscribe = this.shared.subscribe(CHANGED_CHANNEL, () => {
       this.loadFromDatabase().catch(() => {});
     });
+    // Only other instances change the stored configuration behind this one's back.
+    if (this.shared.kind !== 'memory') {
+      this.resyncTimer = setInterval(() => void this.resync().catch(() => {}), CONFIG_RESYNC_MS);
+      this.resyncTimer.unref();
+    }
   }
 
   stop(): void {
     this.unsubscribe?.();
+    clearInterval(this.resyncTimer);
+  }
+
+  /** Reloads when the stored config_version is not the one this instance last loaded. */
+  private async resync(): Promise<void> {
+    const row = await this.db
+      .selectFrom('system_state')
+      .select('value')
+      .where('key', '=', VERSION_KEY)
+      .executeTakeFirst();
+    const version = String(row ? (JSON.parse(row.value) as { version: number }).version : 0);
+    if (version !== this.meta.config_version) await this.loadFromDatabase();
   }
 
   /**
@@ -159,7 +184,7 @@ export class ConfigService {
         if (changed.length > 0) await this.bumpVersion(trx, now, actor);
       });
       await this.loadFromDatabase();
-      await this.shared.publish(CHANGED_CHANNEL, { keys: changed });
+      await this.announceChange(changed);
       return { updated_keys: changed, restart_required: changed.some(isRestartKey) };
     });
   }
@@ -178,7 +203,7 @@ export class ConfigService {
         const now = nowIso();
         await this.db.transaction().execute((trx) => this.bumpVersion(trx, now, actor));
         await this.loadFromDatabase();
-        await this.shared.publish(CHANGED_CHANNEL, { keys: changed });
+        await this.announceChange(changed);
       }
       return { updated_keys: changed, restart_required: changed.some(isRestartKey) };
     });
@@ -205,6 +230,14 @@ export class ConfigService {
     }
   }
 
+  /**
+   * Tells the other instances at once. The change is stored already: when Redis cannot take the announcement,
+   * the others find the new config_version on their next resync, and the change is not reported as failed.
+   */
+  private async announceChange(keys: string[]): Promise<void> {
+    await this.shared.publish(CHANGED_CHANNEL, { keys }).catch(() => {});
+  }
+
   private async bumpVersion(trx: Kysely<Tables>, now: string, actor: string): Promise<void> {
     const row = await trx
       .selectFrom('system_state')
@@ -224,7 +257,13 @@ export class ConfigService {
     return valueIn(this.effective, key);
   }
 
-  private async loadFromDatabase(): Promise<string[]> {
+  private loadFromDatabase(): Promise<string[]> {
+    const next = this.loading.catch(() => {}).then(() => this.load());
+    this.loading = next;
+    return next;
+  }
+
+  private async load(): Promise<string[]> {
     const rows = await this.db.selectFrom('config_overrides').selectAll().execute();
     const overrides: Record<string, unknown> = {};
     for (const row of rows) {

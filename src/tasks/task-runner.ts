@@ -258,7 +258,16 @@ export class TaskRunner {
     ]);
     const local = this.executions.get(id);
     if (local) local.stop('cancelled');
-    else await this.deps.shared.publish(CANCEL_CHANNEL, { id });
+    else {
+      // The cancellation is stored: without Redis the instance running the task finds it at its next lease
+      // renewal (a third of tasks.lease_seconds), so a failed announcement does not fail the request.
+      await this.deps.shared.publish(CANCEL_CHANNEL, { id }).catch((err: unknown) => {
+        this.deps.log.warn(
+          { err, task_id: id },
+          'task cancellation not announced; the lease renewal stops it',
+        );
+      });
+    }
     return { id, status: 'cancelled', cancelled_at: at };
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
+import { withDeadline } from '../../kernel/with-deadline.js';
 import { type HeldLease, lockFromLease, type RedisLike, type SharedState } from '../shared-state.js';
 
 const HIT_SCRIPT = `
@@ -16,7 +17,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[
 return 0`;
 
 const unavailable = () => Object.assign(new Error('Redis is not connected'), { code: 'ECONNREFUSED' });
-
+/**
+ * How long a rate-limit hit waits for Redis. Connected but not answering (paused, overloaded, a network
+ * stall) fails the hit after this, so the caller counts on its own instead of holding every request.
+ */
+export const HIT_TIMEOUT_MS = 500;
+/** After a hit timed out, later hits count locally at once until it is answered, or for this long at most. */
+const STALL_RETRY_MS = 5000;
+/** How long taking a lock waits for Redis before the caller is told it is unavailable (503, never a hang). */
+export const LOCK_TIMEOUT_MS = 2000;
 export function createRedisSharedState(url: string, prefix: string): SharedState {
   const options = { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false };
   const command = new Redis(url, options) as unknown as RedisLike;
@@ -40,6 +49,9 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
     for (const h of set) h(parsed);
   });
   const key = (k: string) => prefix + k;
+  // A hit that timed out and has not been answered yet: Redis answers a connection's commands in order, so
+  // until it is, later hits would wait behind it; they fail at once instead.
+  let stalled: Promise<unknown> | undefined;
   const pending = new Set<Promise<unknown>>();
   const subscribeNow = (channels: string[]) => {
     if (channels.length === 0 || subscriber.status !== 'ready') return;
@@ -54,7 +66,17 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
   const tryLease = async (name: string, ttlMs: number): Promise<HeldLease | undefined> => {
     const token = randomUUID();
     const lockKey = key(`lock:${name}`);
-    const ok = await command.set(lockKey, token, 'PX', ttlMs, 'NX');
+    // A lock that Redis grants only after the caller gave up is freed as soon as it is granted.
+    const ok = await withDeadline(
+      command.set(lockKey, token, 'PX', ttlMs, 'NX'),
+      LOCK_TIMEOUT_MS,
+      'Redis',
+      (late) => {
+        late
+          .then((granted) => (granted === 'OK' ? command.eval(RELEASE_SCRIPT, 1, lockKey, token) : undefined))
+          .catch(() => {});
+      },
+    );
     if (ok !== 'OK') return undefined;
     // Both scripts act only while the key still holds this token: never on a lock another holder took.
     return {
@@ -71,9 +93,25 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
     async hit(name, windowSeconds) {
       // Every request counts a hit: while Redis is away, fail at once instead of queueing for its return.
       if (command.status !== 'ready') throw unavailable();
+      if (stalled)
+        throw Object.assign(new Error('Redis has not answered an earlier count yet'), { code: 'ETIMEDOUT' });
       const windowMs = windowSeconds * 1000;
       const resetAt = Math.floor(Date.now() / windowMs) * windowMs + windowMs;
-      const count = Number(await command.eval(HIT_SCRIPT, 1, key(`rl:${name}:${resetAt}`), resetAt));
+      const answer = command.eval(HIT_SCRIPT, 1, key(`rl:${name}:${resetAt}`), resetAt);
+      const count = Number(
+        await withDeadline(answer, HIT_TIMEOUT_MS, 'Redis', (late) => {
+          const waiting: Promise<unknown> = late
+            .catch(() => {})
+            .finally(() => {
+              if (stalled === waiting) stalled = undefined;
+            });
+          stalled = waiting;
+          // A command that is never answered (a half-open connection) must not keep counting local for good.
+          setTimeout(() => {
+            if (stalled === waiting) stalled = undefined;
+          }, STALL_RETRY_MS).unref();
+        }),
+      );
       return { count, resetAt };
     },
     async publish(channel, message) {
