@@ -76,7 +76,8 @@ export class Maintenance {
     const next: MaintenanceState = input.enabled
       ? {
           enabled: true,
-          message: input.message ?? 'The system is under maintenance',
+          // An empty message would leave the 423's error.message empty.
+          message: input.message?.trim() ? input.message : 'The system is under maintenance',
           estimated_duration_minutes: minutes,
           estimated_end: minutes === null ? null : new Date(Date.now() + minutes * 60_000).toISOString(),
           allow_admin_access: input.allow_admin_access ?? true,

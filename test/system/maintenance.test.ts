@@ -76,6 +76,15 @@ describe('maintenance mode', () => {
     await setMaintenance({ enabled: false });
   });
 
+  it('tells users the system is under maintenance when the message given is empty', async () => {
+    const on = await setMaintenance({ enabled: true, message: '  ' });
+    expect(on.data.data.message).toBe('The system is under maintenance');
+    const refused = await t.request('GET', '/api/v1/auth/me', { token: user.access });
+    expect(refused.statusCode).toBe(423);
+    expect(refused.data.error.message).toBe('The system is under maintenance');
+    await setMaintenance({ enabled: false });
+  });
+
   it('lets admins through when allow_admin_access is true', async () => {
     await setMaintenance({ enabled: true, allow_admin_access: true });
     expect((await t.request('GET', '/api/v1/admin/config', { token: admin })).statusCode).toBe(200);
