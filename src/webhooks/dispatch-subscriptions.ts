@@ -27,6 +27,9 @@ export class DispatchSubscriptions {
   private signature = '';
   private checkedAt = 0;
   private loading: Promise<void> | undefined;
+  // Bumped by invalidate(); what was loaded is current while loadedGeneration equals it.
+  private generation = 0;
+  private loadedGeneration = 0;
 
   constructor(
     private readonly db: Kysely<Tables>,
@@ -53,12 +56,29 @@ export class DispatchSubscriptions {
     return [...this.byId.values()].filter((s) => s.batch !== undefined);
   }
 
+  /**
+   * Marks what is held as out of date (a subscription changed, here or on another instance): the next
+   * `refresh` reloads at once, so a delivery made after an update answered uses the updated target and secret.
+   */
+  invalidate(): void {
+    this.generation += 1;
+  }
+
   async refresh(force = false): Promise<void> {
-    if (!force && Date.now() - this.checkedAt < CHECK_MS) return;
-    if (this.loading !== undefined) return this.loading;
-    this.loading = this.load(force).finally(() => {
-      this.loading = undefined;
-    });
+    while (this.loading !== undefined) {
+      await this.loading;
+      if (this.loadedGeneration === this.generation) return;
+    }
+    const stale = this.loadedGeneration !== this.generation;
+    if (!force && !stale && Date.now() - this.checkedAt < CHECK_MS) return;
+    const generation = this.generation;
+    this.loading = this.load(force || stale)
+      .then(() => {
+        this.loadedGeneration = generation;
+      })
+      .finally(() => {
+        this.loading = undefined;
+      });
     return this.loading;
   }
 

@@ -58,7 +58,9 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
   });
   ctx.onClose(stopWaking);
   // The HTTP client is loaded once a webhook subscription exists, not by the first delivery (as at start).
+  // A reload follows every change of a subscription: the dispatcher then rereads targets, secrets and policies.
   const stopWarming = eventSystem.subscriptionIndex.onReload(({ webhooks }) => {
+    dispatcher.subscriptionsChanged();
     if (webhooks > 0) dispatcher.prepareSender();
   });
   ctx.onClose(stopWarming);

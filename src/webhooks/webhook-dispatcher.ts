@@ -154,6 +154,11 @@ export class WebhookDispatcher implements PlatformService {
     });
   }
 
+  /** A subscription was created, changed or removed (here or on another instance): reload before the next delivery. */
+  subscriptionsChanged(): void {
+    this.subscriptions.invalidate();
+  }
+
   /** Makes the HTTP pool ready before the first delivery (called once subscriptions exist). */
   prepareSender(): void {
     if (this.running) this.sender?.warm();
