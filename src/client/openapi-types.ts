@@ -1076,7 +1076,7 @@ export interface paths {
         };
         /**
          * The audit trail of one event: emission, deliveries, failures, retries, replays
-         * @description Requires the admin role.
+         * @description Requires the admin role and scope `admin:system`.
          */
         get: operations["getEventAudit"];
         put?: never;
@@ -1122,7 +1122,7 @@ export interface paths {
          * Delete stored events by age, type and status (a cancellable `event_purge` task)
          * @description Deletes the events emitted before `older_than_days` days ago (0: before the request) that match the types and statuses, with their deliveries, attempts and audit entries, in batches of `batch_size`. `dry_run` only counts. Errors: 400 INVALID_EVENT_TYPE, 422 VALIDATION_ERROR.
          *
-         *     Requires the admin role.
+         *     Requires the admin role and scope `admin:system`.
          */
         post: operations["purgeEvents"];
         delete?: never;
@@ -1140,7 +1140,7 @@ export interface paths {
         };
         /**
          * The status and progress of a purge
-         * @description Requires the admin role.
+         * @description Requires the admin role and scope `admin:system`.
          */
         get: operations["getEventPurge"];
         put?: never;
@@ -1164,7 +1164,7 @@ export interface paths {
          * Send stored events again to subscriptions (a cancellable `event_replay` task)
          * @description Selects stored events by type patterns, time range and correlation id, and queues each for the target subscriptions it matches (all active ones when `target_subscribers` is empty). Deliveries carry `X-Platform-Replay: <replay_id>`. Errors: 400 INVALID_EVENT_TYPE, 404 SUBSCRIPTION_NOT_FOUND, 409 RESOURCE_CONFLICT (a target is paused or in error), 422 VALIDATION_ERROR.
          *
-         *     Requires the admin role.
+         *     Requires the admin role and scope `admin:system`.
          */
         post: operations["replayEvents"];
         delete?: never;
@@ -1182,7 +1182,7 @@ export interface paths {
         };
         /**
          * The status and progress of a replay
-         * @description Requires the admin role.
+         * @description Requires the admin role and scope `admin:system`.
          */
         get: operations["getEventReplay"];
         put?: never;

@@ -144,7 +144,7 @@ export function registerEventRoutes(
   app.get(
     '/api/v1/events/:event_id/audit',
     {
-      config: { access: access.adminRole() },
+      config: { access: access.admin('admin:system') },
       schema: {
         operationId: 'getEventAudit',
         tags,

@@ -8,8 +8,7 @@ export type Access =
   | { kind: 'public' }
   | { kind: 'authenticated' }
   | { kind: 'permission'; permission: Permission }
-  | { kind: 'admin'; scope: AdminScope }
-  | { kind: 'admin-role' };
+  | { kind: 'admin'; scope: AdminScope };
 
 export type AdminScope = Extract<Permission, `admin:${string}`>;
 
@@ -17,10 +16,8 @@ export const access = {
   public: (): Access => ({ kind: 'public' }),
   authenticated: (): Access => ({ kind: 'authenticated' }),
   permission: (permission: Permission): Access => ({ kind: 'permission', permission }),
-  /** `/api/v1/admin/*`: the admin role, plus the area's admin scope. */
+  /** `/api/v1/admin/*`, event replay, purge and audit: the admin role, plus the area's admin scope. */
   admin: (scope: AdminScope): Access => ({ kind: 'admin', scope }),
-  /** The admin role alone (event replay, purge and audit). */
-  adminRole: (): Access => ({ kind: 'admin-role' }),
 };
 
 export function describeAccess(a: Access): string {
@@ -33,8 +30,6 @@ export function describeAccess(a: Access): string {
       return `Requires permission \`${a.permission}\`.`;
     case 'admin':
       return `Requires the admin role and scope \`${a.scope}\`.`;
-    case 'admin-role':
-      return 'Requires the admin role.';
   }
 }
 

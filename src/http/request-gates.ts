@@ -59,9 +59,6 @@ export function enforceAccess(rule: Access, principal: Principal | undefined): v
       throw new AppError('INSUFFICIENT_ADMIN_PERMISSIONS', `Scope '${rule.scope}' is required`, {
         details: { required_permission: rule.scope },
       });
-    case 'admin-role':
-      if (principal.isAdmin) return;
-      throw new AppError('ADMIN_REQUIRED', undefined, { details: { required_role: 'admin' } });
   }
 }
 

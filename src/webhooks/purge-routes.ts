@@ -14,7 +14,7 @@ export function registerPurgeRoutes(app: App, deps: { purge: PurgeService; audit
   app.post(
     '/api/v1/events/purge',
     {
-      config: { access: access.adminRole() },
+      config: { access: access.admin('admin:system') },
       schema: {
         operationId: 'purgeEvents',
         tags,
@@ -43,7 +43,7 @@ export function registerPurgeRoutes(app: App, deps: { purge: PurgeService; audit
   app.get(
     '/api/v1/events/purge/:purge_id',
     {
-      config: { access: access.adminRole() },
+      config: { access: access.admin('admin:system') },
       schema: {
         operationId: 'getEventPurge',
         tags,

@@ -14,7 +14,7 @@ export function registerReplayRoutes(app: App, deps: { replay: ReplayService; au
   app.post(
     '/api/v1/events/replay',
     {
-      config: { access: access.adminRole() },
+      config: { access: access.admin('admin:system') },
       schema: {
         operationId: 'replayEvents',
         tags,
@@ -48,7 +48,7 @@ export function registerReplayRoutes(app: App, deps: { replay: ReplayService; au
   app.get(
     '/api/v1/events/replay/:replay_id',
     {
-      config: { access: access.adminRole() },
+      config: { access: access.admin('admin:system') },
       schema: {
         operationId: 'getEventReplay',
         tags,

@@ -99,12 +99,52 @@ describe('roles, permissions and the 403 answers', () => {
     expect(allowed.statusCode).toBe(201);
   });
 
-  it('keeps admin-role routes to admins', async () => {
+  it('keeps event replay, purge and audit to admins', async () => {
     const refused = await t.request('GET', '/api/v1/events/evt_none/audit', { token: moderator.access });
     expect(refused.statusCode).toBe(403);
     expect(refused.data.error.code).toBe('ADMIN_REQUIRED');
     const asAdmin = await t.request('GET', '/api/v1/events/evt_none/audit', { token: admin });
     expect(asAdmin.statusCode).not.toBe(403);
+  });
+
+  it('refuses event replay, purge and audit to an admin key narrowed without admin:system', async () => {
+    const keyWith = async (scopes: string[]) =>
+      (await t.request('POST', '/api/v1/auth/api-keys', { token: admin, body: { name: 'narrow', scopes } }))
+        .data.data.key as string;
+    const narrow = await keyWith(['read:system']);
+    const emitted = await t.request('POST', '/api/v1/events', {
+      token: admin,
+      body: { event_type: 'narrow.kept', data: {} },
+    });
+    const eventId = emitted.data.data.event.event_id as string;
+    const purgeBody = { criteria: { older_than_days: 0, event_types: ['narrow.*'] }, batch_size: 10 };
+    const attempts = [
+      await t.request('POST', '/api/v1/events/purge', { apiKey: narrow, body: purgeBody }),
+      await t.request('GET', '/api/v1/events/purge/prg_none', { apiKey: narrow }),
+      await t.request('POST', '/api/v1/events/replay', {
+        apiKey: narrow,
+        body: { event_filter: { event_types: ['narrow.*'] } },
+      }),
+      await t.request('GET', '/api/v1/events/replay/rpl_none', { apiKey: narrow }),
+      await t.request('GET', `/api/v1/events/${eventId}/audit`, { apiKey: narrow }),
+    ];
+    for (const res of attempts) {
+      expect(res.statusCode, res.body).toBe(403);
+      expect(res.data.error).toMatchObject({
+        code: 'INSUFFICIENT_ADMIN_PERMISSIONS',
+        details: { required_permission: 'admin:system' },
+      });
+    }
+    expect((await t.request('GET', `/api/v1/events/${eventId}`, { token: admin })).statusCode).toBe(200);
+
+    const scoped = await keyWith(['admin:system']);
+    const audit = await t.request('GET', `/api/v1/events/${eventId}/audit`, { apiKey: scoped });
+    expect(audit.statusCode, audit.body).toBe(200);
+    const dryRun = await t.request('POST', '/api/v1/events/purge', {
+      apiKey: scoped,
+      body: { ...purgeBody, dry_run: true },
+    });
+    expect(dryRun.statusCode, dryRun.body).toBe(202);
   });
 
   it('answers admin routes without credentials with 401, not 403', async () => {
