@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { ApiKeysTable, Tables } from '../storage/tables.js';
 import { randomToken, sha256Hex } from './token-hash.js';
@@ -62,10 +62,14 @@ export class ApiKeyStore {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  async recordUse(id: string, uses = 1): Promise<void> {
+  /** Adds `uses` to the count; `at` (when the key was last used) becomes `last_used` unless that is later. */
+  async recordUse(id: string, uses = 1, at = nowIso()): Promise<void> {
     await this.db
       .updateTable('api_keys')
-      .set((eb) => ({ last_used: nowIso(), usage_count: eb('usage_count', '+', uses) }))
+      .set((eb) => ({
+        last_used: sql<string>`case when ${eb.ref('last_used')} is null or ${eb.ref('last_used')} < ${at} then ${at} else ${eb.ref('last_used')} end`,
+        usage_count: eb('usage_count', '+', uses),
+      }))
       .where('id', '=', id)
       .execute();
   }

@@ -193,8 +193,13 @@ export function registerAuthRoutes(
         response: { 200: Envelope(Type.Object({ api_keys: Type.Array(ApiKeyView) })) },
       },
     },
-    async (request) =>
-      ok(request, { api_keys: (await deps.apiKeys.listForUser(request.principal!.userId)).map(apiKeyView) }),
+    async (request) => {
+      // Uses are counted in memory and written in batches: write them first, so the list shows them.
+      await auth.flushKeyUse();
+      return ok(request, {
+        api_keys: (await deps.apiKeys.listForUser(request.principal!.userId)).map(apiKeyView),
+      });
+    },
   );
 
   app.post(

@@ -50,7 +50,9 @@ export class AuthService {
   private readonly sessions: LocalCache<SessionRow>;
   private readonly users: LocalCache<UserRow>;
   private readonly keys: LocalCache<ApiKeyRow>;
-  private readonly keyUse = new Map<string, number>();
+  // Uses of each API key not yet written, with the time of the latest (the key's `last_used`).
+  private readonly keyUse = new Map<string, { uses: number; at: string }>();
+  private flushing: Promise<void> = Promise.resolve();
   private readonly invalidationListeners = new Set<(m: Invalidation) => void>();
   private readonly unsubscribe: () => void;
   private flushTimer: NodeJS.Timeout | undefined;
@@ -359,7 +361,7 @@ export class AuthService {
       : scopes.includes('*')
         ? owner
         : scopes.filter((s) => owner.includes(s));
-    if (counted) this.keyUse.set(row.id, (this.keyUse.get(row.id) ?? 0) + 1);
+    if (counted) this.keyUse.set(row.id, { uses: (this.keyUse.get(row.id)?.uses ?? 0) + 1, at: nowIso() });
     return {
       userId: user.id,
       username: user.username,
@@ -438,12 +440,19 @@ export class AuthService {
     }
   }
 
-  private async flushKeyUse(): Promise<void> {
-    const batch = [...this.keyUse.entries()];
-    this.keyUse.clear();
-    for (const [id, uses] of batch) {
-      await this.deps.apiKeys.recordUse(id, uses).catch(() => {});
-    }
+  /**
+   * Writes the counted uses of API keys (every 5 s, and before a listing of keys is read), one write after
+   * another, so a listing waits for what an earlier flush already took.
+   */
+  flushKeyUse(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      const batch = [...this.keyUse.entries()];
+      this.keyUse.clear();
+      for (const [id, use] of batch) {
+        await this.deps.apiKeys.recordUse(id, use.uses, use.at).catch(() => {});
+      }
+    });
+    return this.flushing;
   }
 }
 

@@ -47,6 +47,25 @@ describe('API keys', () => {
     });
   });
 
+  it('shows when a key was last used, measured at the use, in the list read right after', async () => {
+    const { key, api_key: view } = (await createKey(admin, { name: 'last-used', scopes: ['read:system'] }))
+      .data.data;
+    // Long enough that the write could not be mistaken for the moment of use.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const before = Date.now();
+    expect((await t.request('GET', '/api/v1/status', { apiKey: key })).statusCode).toBe(200);
+    const after = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const list = await t.request('GET', '/api/v1/auth/api-keys', { token: admin });
+    const listed = list.data.data.api_keys.find((k: { id: string }) => k.id === view.id);
+    expect(listed.usage_count).toBe(1);
+    expect(listed.last_used).not.toBeNull();
+    const usedAt = Date.parse(listed.last_used);
+    expect(usedAt).toBeGreaterThanOrEqual(before);
+    expect(usedAt).toBeLessThanOrEqual(after);
+  });
+
   it('stops a revoked key at once', async () => {
     const created = (await createKey(admin, { name: 'short-lived' })).data.data;
     expect((await t.request('GET', '/api/v1/status', { apiKey: created.key })).statusCode).toBe(200);
