@@ -187,6 +187,11 @@ export class EventService {
         details: { field: 'event_type', value: query.eventType.slice(0, 300) },
       });
     }
+    if (query.startTime !== undefined && query.endTime !== undefined && query.startTime > query.endTime) {
+      throw new AppError('VALIDATION_ERROR', 'start_time must not be after end_time', {
+        details: { field: 'start_time', reason: 'is after end_time' },
+      });
+    }
     const { rows, total } = await this.deps.store.query({ ...query, now: nowIso(), reader });
     return { items: rows.map((r) => eventListItem(r, this.deps.cipher)), total };
   }

@@ -96,6 +96,25 @@ describe('querying events', { timeout: 20_000 }, () => {
     }
   });
 
+  it('refuses a time range whose start is after its end with 422, as the stats and replay do', async () => {
+    const res = await t.request(
+      'GET',
+      '/api/v1/events?start_time=2026-02-01T00:00:00.000Z&end_time=2026-01-01T00:00:00.000Z',
+      { token },
+    );
+    expect(res.statusCode, res.body).toBe(422);
+    expect(res.data.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { field: 'start_time', reason: 'is after end_time' },
+    });
+    const same = await t.request(
+      'GET',
+      '/api/v1/events?start_time=2026-01-01T00:00:00.000Z&end_time=2026-01-01T00:00:00.000Z',
+      { token },
+    );
+    expect(same.statusCode, same.body).toBe(200);
+  });
+
   it('refuses a malformed type pattern with 400 INVALID_EVENT_TYPE', async () => {
     const res = await t.request('GET', '/api/v1/events?event_type=member..*', { token });
     expect(res.statusCode).toBe(400);
