@@ -1,4 +1,5 @@
 import { Field } from './field.tsx';
+import { ListInput } from './list-input.tsx';
 
 /** The part of JSON Schema a plugin's `config_schema` uses that the console can render as a form. */
 export interface JsonSchema {
@@ -117,12 +118,7 @@ export function SchemaForm({
               }
               if (type === 'array') {
                 return (
-                  <textarea
-                    {...p}
-                    rows={3}
-                    value={Array.isArray(current) ? current.join('\n') : ''}
-                    onInput={(e) => set(e.currentTarget.value.split('\n').filter((l) => l.trim() !== ''))}
-                  />
+                  <ListInput {...p} rows={3} value={Array.isArray(current) ? current : []} onChange={set} />
                 );
               }
               return (

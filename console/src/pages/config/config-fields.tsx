@@ -1,4 +1,5 @@
 import { Field } from '../../components/field.tsx';
+import { ListInput } from '../../components/list-input.tsx';
 import { SECRET_MASK } from '../../components/schema-form.tsx';
 import type { Tree } from './config-diff.ts';
 
@@ -67,15 +68,7 @@ export function ConfigFields({
                 );
               }
               if (Array.isArray(current)) {
-                return (
-                  <textarea
-                    {...p}
-                    name={full}
-                    rows={Math.max(2, current.length + 1)}
-                    value={current.join('\n')}
-                    onInput={(e) => set(e.currentTarget.value.split('\n').filter((l) => l.trim() !== ''))}
-                  />
-                );
+                return <ListInput {...p} name={full} value={current as unknown[]} onChange={set} />;
               }
               const secret = current === SECRET_MASK;
               return (

@@ -7,8 +7,11 @@ import { SuccessNotice } from '../../components/success-notice.tsx';
 import { useAction } from '../../hooks/use-action.ts';
 import type { EventItem } from './event-types.ts';
 
-/** POST /api/v1/events: type, source, priority, security level and a JSON data object. */
-export function EmitEventForm() {
+/**
+ * POST /api/v1/events: type, source, priority, security level and a JSON data object. `onEmitted` runs after
+ * each event the platform accepted (the page shows it among the stored events).
+ */
+export function EmitEventForm({ onEmitted }: { onEmitted?: () => void }) {
   const [type, setType] = useState('');
   const [source, setSource] = useState('console');
   const [priority, setPriority] = useState('5');
@@ -33,6 +36,7 @@ export function EmitEventForm() {
       data: parsed,
     });
     setEmitted(res.event);
+    onEmitted?.();
   });
   const errors = emit.error?.fieldErrors ?? {};
   const typeError =

@@ -1,3 +1,4 @@
+import { useEffect, useState } from 'preact/hooks';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
 import { DataTable } from '../../components/data-table.tsx';
@@ -13,11 +14,15 @@ import { EmitEventForm } from './emit-event-form.tsx';
 import type { EventItem } from './event-types.ts';
 import { LiveTail } from './live-tail.tsx';
 
-function History() {
+/** The stored events; loaded again whenever `emitted` counts another event emitted from this page. */
+function History({ emitted }: { emitted: number }) {
   const { filters, set, setPage, query } = useListQuery({ event_type: '', source: '', status: '' });
   const list = useApi<{ events: EventItem[]; pagination: Pagination }>('/events', {
     query: { ...query, per_page: 20, sort: 'timestamp', order: 'desc' },
   });
+  useEffect(() => {
+    if (emitted > 0) list.reload();
+  }, [emitted]);
   return (
     <section aria-labelledby="history-title">
       <div class="section-header">
@@ -72,16 +77,17 @@ function History() {
 
 /** The live tail over the WebSocket, the emit form, and the stored events with filters. */
 export function EventsPage() {
+  const [emitted, setEmitted] = useState(0);
   return (
     <Page title="Events">
       <LiveTail />
       <details class="panel">
         <summary>Emit an event</summary>
         <RequiresOperation operation="POST /api/v1/events" what="Emitting events">
-          <EmitEventForm />
+          <EmitEventForm onEmitted={() => setEmitted((n) => n + 1)} />
         </RequiresOperation>
       </details>
-      <History />
+      <History emitted={emitted} />
     </Page>
   );
 }

@@ -32,8 +32,11 @@ const SHOW = [
   ['', 'all'],
 ] as const;
 
-/** Security alerts (unresolved first by default), with acknowledge and resolve. */
-export function AlertsSection() {
+/**
+ * Security alerts (unresolved first by default), with acknowledge and resolve. `onChanged` runs after either
+ * (the page's figures count the open alerts).
+ */
+export function AlertsSection({ onChanged }: { onChanged?: () => void }) {
   const { filters, set, setPage, query } = useListQuery({ status: 'unresolved' });
   const list = useApi<{ alerts: Alert[]; pagination?: Pagination }>('/admin/security/alerts', {
     query: { ...query, per_page: 20 },
@@ -42,6 +45,7 @@ export function AlertsSection() {
   const move = useAction(async (a: Alert, to: 'acknowledged' | 'resolved') => {
     await patch(`/admin/security/alerts/${encodeURIComponent(a.id)}`, { status: to });
     list.reload();
+    onChanged?.();
   });
   return (
     <section aria-labelledby="alerts-title">

@@ -22,8 +22,11 @@ interface BlockedIp {
   expires_at: string | null;
 }
 
-/** Blocked addresses and ranges: list, block (with force for a range holding your own address), unblock. */
-export function BlockedIpsSection() {
+/**
+ * Blocked addresses and ranges: list, block (with force for a range holding your own address), unblock.
+ * `onChanged` runs after a block or unblock (the page's figures count the blocked addresses).
+ */
+export function BlockedIpsSection({ onChanged }: { onChanged?: () => void }) {
   const [page, setPage] = useState(1);
   const list = useApi<{ blocked_ips: BlockedIp[]; pagination: Pagination }>('/admin/security/blocked-ips', {
     query: { page, per_page: 20 },
@@ -43,10 +46,12 @@ export function BlockedIpsSection() {
     setReason('');
     setForce(false);
     list.reload();
+    onChanged?.();
   });
   const unblock = useAction(async (b: BlockedIp) => {
     await del(`/admin/security/blocked-ips/${encodeURIComponent(b.cidr)}`);
     list.reload();
+    onChanged?.();
   });
   const errors = block.error?.fieldErrors ?? {};
   return (

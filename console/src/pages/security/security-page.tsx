@@ -100,8 +100,8 @@ export function SecurityPage() {
           />
         )}
       </ApiView>
-      <AlertsSection />
-      <BlockedIpsSection />
+      <AlertsSection onChanged={status.reload} />
+      <BlockedIpsSection onChanged={status.reload} />
       <ScanSection onFinished={status.reload} />
     </Page>
   );

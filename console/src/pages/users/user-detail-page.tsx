@@ -104,7 +104,13 @@ export function UserDetailPage({ id }: { id: string }) {
               <details class="panel">
                 <summary>Edit</summary>
                 <RequiresOperation operation="PUT /api/v1/admin/users/{}" what="Editing users">
-                  <EditUserForm user={u} onSaved={done('Changes saved.')} />
+                  {/* A new form whenever the user changed (a suspension, a save): its fields start from what is
+                      stored now, so a save never sends back a status or e-mail that was replaced meanwhile. */}
+                  <EditUserForm
+                    key={`${u.status} ${u.updated_at}`}
+                    user={u}
+                    onSaved={done('Changes saved.')}
+                  />
                 </RequiresOperation>
               </details>
               <details class="panel">
