@@ -120,6 +120,8 @@ export async function buildBackup(deps: BuildDeps, input: BuildInput): Promise<B
     return { ...row, ...done };
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
+    // The archive may have its final name already (the failure came after, e.g. the row could not be updated).
+    await rm(join(backupFolder(cfg), fileName), { force: true });
     await deps.store
       .update(input.id, { status: 'failed', error, completed_at: nowIso() })
       .catch(() => undefined);

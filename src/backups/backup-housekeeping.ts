@@ -1,5 +1,5 @@
 import { readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { nowIso } from '../kernel/new-id.js';
 import { backupFolder } from './backup-files.js';
@@ -20,14 +20,18 @@ export async function deleteBeyondRetention(store: BackupStore, cfg: PlatformCon
 }
 
 /**
- * Rows left `running` and work files left behind by a process that died mid-backup. The caller holds the
- * backup lock, so no backup runs anywhere and whatever is still `running` is an orphan.
+ * Rows left `running` and work files left behind by a process that died mid-backup (or mid-import). The caller
+ * holds the backup lock, so no backup runs anywhere and whatever is still `running` is an orphan. Its archive
+ * goes too, as a failed backup's does: the process may have died after the archive got its final name but
+ * before its row said `completed`, and no file of a failed backup is ever kept (nor could it be deleted).
  */
 export async function settleOrphans(store: BackupStore, cfg: PlatformConfig): Promise<void> {
-  for (const id of await store.running()) {
-    await store.update(id, { status: 'failed', error: 'interrupted', completed_at: nowIso() });
-  }
   const folder = backupFolder(cfg);
+  for (const orphan of await store.running()) {
+    // The file first: a crash in between leaves the row `running`, and the next pass settles it again.
+    await rm(join(folder, basename(orphan.file_name)), { force: true });
+    await store.update(orphan.id, { status: 'failed', error: 'interrupted', completed_at: nowIso() });
+  }
   await rm(join(folder, '.work'), { recursive: true, force: true });
   for (const name of await readdir(folder).catch(() => [] as string[])) {
     if (name.endsWith('.partial') && (await stat(join(folder, name))).isFile()) {

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { access, copyFile, mkdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuditLog } from '../audit/audit-log.js';
@@ -26,6 +26,7 @@ import {
   archiveFileName,
   archiveLimits,
   backupFolder,
+  storageRefusal,
   workFolder,
 } from './backup-files.js';
 import { deleteBeyondRetention } from './backup-housekeeping.js';
@@ -204,7 +205,7 @@ export class BackupService implements PlatformService {
       this.pending.delete(restoreId);
       await rm(dir, { recursive: true, force: true });
       await release();
-      throw err;
+      throw storageRefusal(err);
     }
     await this.audit(origin, 'backup.restore', id, {
       restore_id: restoreId,
@@ -238,7 +239,9 @@ export class BackupService implements PlatformService {
         encryptionKey: cfg.backups.encryption_key,
         limits: archiveLimits(cfg),
       });
-      if (await this.store.findById(manifest.backup_id)) {
+      const known = await this.store.findById(manifest.backup_id);
+      // A failed row (an import or backup interrupted before it completed) has no file: importing again replaces it.
+      if (known && known.status !== 'failed') {
         throw new AppError(
           'RESOURCE_CONFLICT',
           `Backup '${manifest.backup_id}' is already in the catalogue`,
@@ -247,31 +250,51 @@ export class BackupService implements PlatformService {
           },
         );
       }
+      if (known) await this.store.delete(known.id);
       const fileName = archiveFileName(manifest.backup_id, manifest.compression, encrypted);
       await mkdir(backupFolder(cfg), { recursive: true });
       const target = join(backupFolder(cfg), fileName);
-      await copyFile(source, `${target}.partial`);
-      await rename(`${target}.partial`, target);
-      const written = await sha256File(target);
+      // The row comes first, `running`: a process that dies before it says `completed` leaves a row the
+      // recovery settles (file removed), never an archive file that no row names.
       const row: BackupRow = {
         id: manifest.backup_id,
         name: manifest.name,
         type: 'manual',
-        status: 'completed',
+        status: 'running',
         includes: JSON.stringify(manifest.includes),
         file_name: fileName,
-        size_bytes: written.bytes,
+        size_bytes: 0,
         compression: manifest.compression ? 1 : 0,
         encryption: encrypted ? 1 : 0,
-        sha256: written.sha256,
-        // Not the original dump time (unknown here) but the measured time to read the whole archive.
-        duration_ms: Math.round(performance.now() - started),
+        sha256: '',
+        duration_ms: 0,
         created_at: manifest.created_at,
-        completed_at: nowIso(),
+        completed_at: null,
         created_by: origin.username,
         error: null,
       };
       await this.store.insert(row);
+      try {
+        await copyFile(source, `${target}.partial`);
+        await rename(`${target}.partial`, target);
+        const written = await sha256File(target);
+        const done = {
+          status: 'completed',
+          size_bytes: written.bytes,
+          sha256: written.sha256,
+          // Not the original dump time (unknown here) but the measured time to read the whole archive.
+          duration_ms: Math.round(performance.now() - started),
+          completed_at: nowIso(),
+        };
+        await this.store.update(row.id, done);
+        Object.assign(row, done);
+      } catch (err) {
+        // A failed import leaves nothing behind: neither the file nor its row.
+        await rm(`${target}.partial`, { force: true });
+        if (resolve(source) !== target) await rm(target, { force: true });
+        await this.store.delete(row.id).catch(() => undefined);
+        throw err;
+      }
       await this.audit(origin, 'backup.import', row.id, {
         source_dialect: manifest.dialect,
         includes: manifest.includes,
@@ -426,7 +449,7 @@ export class BackupService implements PlatformService {
     } catch (err) {
       this.counts.failed += 1;
       this.deps.log.error({ err, backup_id: id }, 'backup failed');
-      throw err;
+      throw storageRefusal(err);
     }
   }
 

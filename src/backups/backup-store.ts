@@ -34,10 +34,13 @@ export class BackupStore {
       .execute();
   }
 
-  /** Ids of rows still `running`: being written now, or left so by a process that died. */
-  async running(): Promise<string[]> {
-    const rows = await this.db.selectFrom('backups').select('id').where('status', '=', 'running').execute();
-    return rows.map((r) => r.id);
+  /** Rows still `running` (id and archive file name): being written now, or left so by a process that died. */
+  running(): Promise<{ id: string; file_name: string }[]> {
+    return this.db
+      .selectFrom('backups')
+      .select(['id', 'file_name'])
+      .where('status', '=', 'running')
+      .execute();
   }
 
   /** The most recent completed backup (its measured duration estimates the next one). */
