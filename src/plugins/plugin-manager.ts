@@ -232,6 +232,7 @@ export class PluginManager implements PlatformService {
       const { enabled, config: rawConfig } = splitEnabled(manifest, input);
       checkDependencies(manifest, installed, enabled);
       const config = validateConfig(manifest.config_schema, rawConfig);
+      await this.removeLeftovers(manifest.name);
       await this.deps.packages.place(candidate);
       await this.deps.store.savePackage(manifest.name, manifest.version, candidate.sha256, candidate.archive);
       const now = nowIso();
@@ -309,6 +310,18 @@ export class PluginManager implements PlatformService {
       this.announce('plugin.uninstalled', 'system', { plugin_id: id, version: row.version }, who);
       await this.changed(id);
     });
+  }
+
+  /**
+   * What an uninstall interrupted after its row was deleted (the process died) leaves of a plugin no longer
+   * installed: its subscriptions, logs, cache and data folder. A new installation starts without them, never
+   * with the files and logs of the one uninstalled.
+   */
+  private async removeLeftovers(id: string): Promise<void> {
+    await this.deps.pluginSubscriptions.removeAll(id);
+    await this.deps.logBook.removeAll(id);
+    await this.deps.services.cache.namespace(`plugin_cache:${id}`).clear();
+    await this.deps.packages.removeDataDir(id);
   }
 
   /**

@@ -44,9 +44,12 @@ export class PluginUpdates {
   async start(id: string, request: UpdateRequest, who: Actor) {
     const row = await this.deps.manager.row(id);
     if (row.status === 'updating') {
-      throw new AppError('RESOURCE_CONFLICT', `An update of '${id}' is already running`, {
-        details: { plugin: id },
-      });
+      if (await this.updateRunning(id)) {
+        throw new AppError('RESOURCE_CONFLICT', `An update of '${id}' is already running`, {
+          details: { plugin: id },
+        });
+      }
+      await this.settleInterrupted(id, who);
     }
     return this.deps.tasks.start(
       PLUGIN_UPDATE,
@@ -61,6 +64,38 @@ export class PluginUpdates {
       },
       { actor: who.actor },
     );
+  }
+
+  /** Whether a `plugin_update` task of this plugin is running (here or on another instance). */
+  private async updateRunning(id: string): Promise<boolean> {
+    for (let page = 1; ; page++) {
+      const { tasks } = await this.deps.tasks.list({
+        status: 'running',
+        type: PLUGIN_UPDATE,
+        page,
+        perPage: 100,
+      });
+      if (tasks.some((t) => (t.details as { plugin_id?: unknown }).plugin_id === id)) return true;
+      if (tasks.length < 100) return false;
+    }
+  }
+
+  /**
+   * A row left `updating` with no update task running: the process died mid-update (its task then fails as
+   * interrupted). The row holds whichever version the update had recorded, with its package kept in the
+   * database; the plugin goes back to running when it was enabled (`installed` otherwise), so a new update
+   * starts from a settled plugin.
+   */
+  private async settleInterrupted(id: string, who: Actor): Promise<void> {
+    const { manager, store } = this.deps;
+    const row = await manager.row(id);
+    if (row.status !== 'updating') return;
+    if (row.enabled === 1) {
+      await manager.enable(id, who);
+    } else {
+      await store.update(id, { status: 'installed', error: null });
+      await manager.changed(id);
+    }
   }
 
   private async run(task: TaskContext): Promise<Record<string, unknown>> {
