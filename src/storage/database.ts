@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Tables } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -21,6 +21,14 @@ export interface Database {
    * reported it. Absent for PostgreSQL and in-memory databases.
    */
   walCheckpoints?(): { checkpoints: number; pages: number };
+  /**
+   * SQLite with `sqlite_synchronous = full`: runs `work` in a transaction whose commit is not synced to disk
+   * before it returns (it survives a crash of the process; a power loss may take it, and the next synced
+   * commit or checkpoint makes it durable). For writes whose loss only makes work be done again, and that
+   * nobody is answered about: the webhook dispatcher's claims and results (delivery is at-least-once).
+   * Absent elsewhere: callers use `db.transaction()`.
+   */
+  unsyncedTransaction?<T>(work: (trx: Transaction<Tables>) => Promise<T>): Promise<T>;
   /** SQLite: how commits reach the disk, as the connection reports it (`pragma synchronous`). */
   synchronous?(): 'off' | 'normal' | 'full' | 'extra' | undefined;
   close(): Promise<void>;

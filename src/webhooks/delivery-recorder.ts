@@ -5,7 +5,7 @@ import { type DeliveryAttemptsTable, type EventAuditTable, INSERT_COLUMNS } from
 import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import { storableExcerpt } from '../kernel/storable-text.js';
-import type { Dialect } from '../storage/database.js';
+import type { Database, Dialect } from '../storage/database.js';
 import { dialectSql, runSql, runSqlForIds } from '../storage/dialect-sql.js';
 import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
@@ -66,6 +66,11 @@ export class DeliveryRecorder {
     private readonly deps: {
       db: Kysely<Tables>;
       dialect: Dialect;
+      /**
+       * A result lost with the machine (a power loss) is a delivery made again, as at-least-once allows, so
+       * the results' commits need not wait for the disk (Database.unsyncedTransaction).
+       */
+      unsyncedTransaction?: Database['unsyncedTransaction'];
       outbox: OutboxStore;
       errorThreshold: () => number;
       /** Subscriptions this write moved to `error` (the emit path must stop queueing for them). */
@@ -151,7 +156,8 @@ export class DeliveryRecorder {
     const now = nowIso();
     let errored: string[] = [];
     let live: DeliveryResult[] = [];
-    await this.deps.db.transaction().execute(async (trx) => {
+    const transaction = this.deps.unsyncedTransaction ?? ((work) => this.deps.db.transaction().execute(work));
+    await transaction(async (trx) => {
       const { dialect } = this.deps;
       const present = await presentEvents(
         trx,

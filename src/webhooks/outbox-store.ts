@@ -9,7 +9,7 @@ import {
 import type { EventCipher } from '../events/event-cipher.js';
 import type { EventsTable } from '../events/event-tables.js';
 import { settleEvents } from '../events/settle-events.js';
-import type { Dialect } from '../storage/database.js';
+import type { Database, Dialect } from '../storage/database.js';
 import { dialectSql, runSqlForIds } from '../storage/dialect-sql.js';
 import type { Tables } from '../storage/tables.js';
 import { deliveryOrder } from './delivery-order.js';
@@ -97,6 +97,11 @@ export class OutboxStore {
     private readonly db: Kysely<Tables>,
     private readonly dialect: Dialect,
     private readonly cipher: EventCipher,
+    /**
+     * For the SQLite claim: a lost claim (a power loss) leaves its rows pending, to be claimed again, so its
+     * commit need not wait for the disk (Database.unsyncedTransaction).
+     */
+    private readonly unsyncedTransaction?: Database['unsyncedTransaction'],
   ) {}
 
   /**
@@ -210,7 +215,8 @@ export class OutboxStore {
     filter: ClaimFilter,
     subscriptionId?: string,
   ): Promise<ClaimedDelivery[]> {
-    return this.db.transaction().execute(async (trx) => {
+    const transaction = this.unsyncedTransaction ?? ((work) => this.db.transaction().execute(work));
+    return transaction(async (trx) => {
       const subscriptions =
         subscriptionId !== undefined ? [subscriptionId] : await claimableSubscriptions(trx, filter);
       const candidates: { id: string; priority: number; sequence: number }[] = [];

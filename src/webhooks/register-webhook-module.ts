@@ -38,6 +38,9 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
   const dispatcher = new WebhookDispatcher({
     db: database.db,
     dialect: database.dialect,
+    ...(database.unsyncedTransaction
+      ? { unsyncedTransaction: database.unsyncedTransaction.bind(database) }
+      : {}),
     cfg,
     cipher: eventSystem.cipher,
     consumers,

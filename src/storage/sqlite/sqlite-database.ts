@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
 import type { Database } from '../database.js';
 import type { Tables } from '../tables.js';
 import { withStatementCache } from './statement-cache.js';
@@ -56,6 +56,9 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
       ? { walCheckpoints: () => ({ checkpoints: checkpointer.checkpoints, pages: checkpointer.pages }) }
       : {}),
     synchronous: () => (closed ? undefined : SYNCHRONOUS_LEVELS[synchronous.get() as number]),
+    ...(options.synchronous === 'normal'
+      ? {}
+      : { unsyncedTransaction: (work) => unsynced(db, sqlite, work) }),
     pool: () => ({ active: 0, idle: closed ? 0 : 1, total: closed ? 0 : 1, waiting: 0 }),
     async close() {
       if (closed) return;
@@ -64,4 +67,26 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
       await db.destroy();
     },
   };
+}
+
+/**
+ * A transaction committed with `synchronous = NORMAL` on a connection that runs FULL (Database.unsyncedTransaction).
+ * The level can change only outside a transaction, and applies to every commit while it holds, so it is set
+ * and put back while this holds the connection: no other query runs on it meanwhile.
+ */
+function unsynced<T>(
+  db: Kysely<Tables>,
+  sqlite: BetterSqlite3.Database,
+  work: (trx: Transaction<Tables>) => Promise<T>,
+): Promise<T> {
+  return db.connection().execute(async (connection) => {
+    sqlite.pragma('synchronous = NORMAL');
+    try {
+      return await connection.transaction().execute(work);
+    } finally {
+      // Never left at NORMAL: a transaction still open here (its rollback failed) is ended first.
+      if (sqlite.inTransaction) sqlite.exec('rollback');
+      sqlite.pragma('synchronous = FULL');
+    }
+  });
 }
