@@ -1,6 +1,7 @@
 import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
+import { UNICODE_LOWER } from '../storage/sqlite/unicode-lower.js';
 import type { Tables, UsersTable } from '../storage/tables.js';
 
 export type UserRow = Selectable<UsersTable>;
@@ -133,11 +134,13 @@ export class UserStore {
     let base = this.db.selectFrom('users');
     if (q.search) {
       const like = `%${escapeLike(q.search.toLowerCase())}%`;
+      // SQLite's lower() folds ASCII only (PostgreSQL's every alphabet): there, JavaScript's (UNICODE_LOWER).
+      const lower = this.dialect === 'sqlite' ? UNICODE_LOWER : 'lower';
       base = base.where((eb) =>
         eb.or([
-          eb(eb.fn('lower', ['username']), 'like', sql<string>`${like} escape '\\'`),
-          eb(eb.fn('lower', ['email']), 'like', sql<string>`${like} escape '\\'`),
-          eb(eb.fn('lower', ['full_name']), 'like', sql<string>`${like} escape '\\'`),
+          eb(eb.fn(lower, ['username']), 'like', sql<string>`${like} escape '\\'`),
+          eb(eb.fn(lower, ['email']), 'like', sql<string>`${like} escape '\\'`),
+          eb(eb.fn(lower, ['full_name']), 'like', sql<string>`${like} escape '\\'`),
         ]),
       );
     }

@@ -132,6 +132,22 @@ describe('user administration', () => {
     }
   });
 
+  it('searches names in any alphabet whatever their case', async () => {
+    await create({
+      username: 'unicode-search',
+      email: 'unicode-search@unicode.test',
+      password: 'long-enough-1',
+      full_name: 'Ünïcødé Ærøskøbing',
+    });
+    const found = async (search: string) =>
+      (
+        await t.request('GET', `/api/v1/admin/users?search=${encodeURIComponent(search)}`, { token: admin })
+      ).data.data.users.map((u: { username: string }) => u.username);
+    for (const search of ['Ünïcødé', 'ünïcødé', 'ÆRØSKØBING', 'ærøsk']) {
+      expect(await found(search), search).toEqual(['unicode-search']);
+    }
+  });
+
   it('lists users with search, role and status filters, sorting and pagination', async () => {
     for (const [name, full, roles] of [
       ['alpha-list', 'Ann Alpha', ['user']],

@@ -4,6 +4,7 @@ import { Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
 import type { Database } from '../database.js';
 import type { Tables } from '../tables.js';
 import { withStatementCache } from './statement-cache.js';
+import { registerUnicodeLower } from './unicode-lower.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer.js';
 
 const CACHE_KIB = 32 * 1024;
@@ -20,6 +21,7 @@ export interface SqliteOptions {
 
 export function createSqliteDatabase(file: string, options: SqliteOptions = {}): Database {
   const sqlite = new BetterSqlite3(file);
+  registerUnicodeLower(sqlite);
   // WAL lets readers run beside the one writer.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
