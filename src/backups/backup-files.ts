@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { PlatformConfig } from '../config/config-schema.js';
-import { AppError } from '../http/app-error.js';
+import { folderRefusal } from '../kernel/folder-refusal.js';
 
 /** Where archives live: `<storage.data_dir>/backups/`. Work folders go under `.work/` beside them. */
 export const backupFolder = (cfg: PlatformConfig): string => resolve(cfg.storage.data_dir, 'backups');
@@ -28,30 +28,11 @@ export function archiveContentType(compression: boolean, encryption: boolean): s
   return compression ? 'application/gzip' : 'application/x-tar';
 }
 
-/** File-system refusals that are the disk's state, not a bug: full, over quota, read-only, not writable, failing. */
-const REFUSED: Record<string, string> = {
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'the disk quota is exhausted',
-  EROFS: 'the file system is read-only',
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  EIO: 'an input/output error',
-};
-
 /**
  * A backup, restore or import the data folder refused (full, read-only, …) answers 503 with Retry-After, as a
  * database that cannot store a change does, naming the cause for the operator; any other error is unchanged.
  * Whatever the operation had written is already removed by then (no partial archive, no work folder).
  */
 export function storageRefusal(err: unknown): unknown {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  const cause = typeof code === 'string' ? REFUSED[code] : undefined;
-  if (!cause || err instanceof AppError) return err;
-  return new AppError(
-    'SERVICE_UNAVAILABLE',
-    `The backup folder cannot be written (${cause}); retry once fixed`,
-    {
-      headers: { 'retry-after': '5' },
-    },
-  );
+  return folderRefusal(err, 'backup folder') ?? err;
 }

@@ -3,6 +3,7 @@ import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from '../http/app-error.js';
+import { folderRefusal } from '../kernel/folder-refusal.js';
 import {
   type ArchiveContent,
   type ArchiveLimits,
@@ -12,30 +13,6 @@ import {
   writeContent,
 } from './plugin-archive.js';
 import { type Manifest, parseManifest } from './plugin-manifest.js';
-
-/** File-system refusals that are the disk's state (full, read-only, …), not a fault of the package. */
-const DISK_REFUSALS: Record<string, string> = {
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'the disk quota is exhausted',
-  EROFS: 'the file system is read-only',
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  EIO: 'an input/output error',
-};
-
-/** A package the data folder could not take answers 503 with Retry-After (a retry works once there is room). */
-function diskRefusal(err: unknown): AppError | undefined {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  const cause = typeof code === 'string' ? DISK_REFUSALS[code] : undefined;
-  if (!cause) return undefined;
-  return new AppError(
-    'SERVICE_UNAVAILABLE',
-    `The plugin folder cannot be written (${cause}); retry once fixed`,
-    {
-      headers: { 'retry-after': '5' },
-    },
-  );
-}
 
 /** Written into every unpacked package folder: which archive it came from. */
 const MARKER = '.platform-package.json';
@@ -133,7 +110,7 @@ export class PluginPackages {
       }
     } catch (err) {
       if (err instanceof AppError) throw err;
-      const refused = diskRefusal(err);
+      const refused = folderRefusal(err, 'plugin folder');
       if (refused) throw refused;
       throw packageInvalid('unpack_failed', `The package could not be unpacked: ${(err as Error).message}`);
     } finally {
