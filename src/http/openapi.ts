@@ -210,7 +210,10 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
       exampleTraits.set(schema['operationId'], { rule, authBucket: route.config?.authBucket === true });
     if (rule) {
       schema['description'] = [schema['description'], describeAccess(rule)].filter(Boolean).join('\n\n');
-      if (rule.kind === 'admin') schema['security'] = [{ adminBearerAuth: [] }, { adminApiKeyAuth: [] }];
+      // The admin schemes name the /admin surface (OWASP API5: its security differs from every other path's);
+      // event replay, purge and audit take an admin scope too, on the events surface's schemes.
+      if (rule.kind === 'admin' && route.url.startsWith('/api/v1/admin/'))
+        schema['security'] = [{ adminBearerAuth: [] }, { adminApiKeyAuth: [] }];
       else if (rule.kind !== 'public') schema['security'] = [{ bearerAuth: [] }, { apiKeyAuth: [] }];
       else schema['security'] = [];
     }
