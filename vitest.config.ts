@@ -45,6 +45,7 @@ const projects = [
         'test/storage/sqlite-temp-files.test.ts',
         'test/storage/storage-full.test.ts',
         'test/storage/sqlite-synchronous.test.ts',
+        'test/backups/backup-import-full-database.test.ts',
       ],
       env: { PLATFORM_TEST_BACKEND: 'cluster' },
       globalSetup: ['test/helpers/require-backends.ts'],

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { create, Header, Parser, type ReadEntry, type TarOptionsWithAliasesAsyncNoFile } from 'tar';
 import { expect } from 'vitest';
+import { BackupService } from '../../src/backups/backup-service.js';
 import { newId } from '../../src/kernel/new-id.js';
 import { eventually } from '../helpers/eventually.js';
 import type { TestPlatform } from '../helpers/test-platform.js';
@@ -157,4 +158,53 @@ export function writeTree(dir: string, files: Record<string, string>): void {
     mkdirSync(join(dir, path, '..'), { recursive: true });
     writeFileSync(join(dir, path), content);
   }
+}
+
+const backupService = (t: TestPlatform) => {
+  const service = t.platform.context.registry.get('backups');
+  if (!(service instanceof BackupService)) throw new Error('no backups service');
+  return service;
+};
+
+const ORIGIN = { userId: null, username: 'test' };
+
+/** A catalogue row of a failed backup, without a file. */
+export const FAILED_BACKUP_ROW = {
+  type: 'manual',
+  status: 'failed',
+  includes: '["database"]',
+  size_bytes: 0,
+  compression: 0,
+  encryption: 0,
+  sha256: '',
+  duration_ms: 0,
+  created_at: '2026-01-01T00:00:00.000Z',
+  completed_at: '2026-01-01T00:00:00.000Z',
+  created_by: 'test',
+  error: 'filler',
+};
+
+/** Imports once no other backup work (the recovery pass of this test's short lease) holds the lock. */
+export async function importWhenFree(t: TestPlatform, source: string) {
+  for (let i = 0; ; i++) {
+    try {
+      return await backupService(t).importArchive(source, ORIGIN);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'BACKUP_IN_PROGRESS' || i > 50) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/** A backup made through the API (all components); answers its id. */
+export async function createManualBackup(t: TestPlatform, token: string): Promise<string> {
+  const res = await t.request('POST', '/api/v1/backup', { token, body: {} });
+  expect(res.statusCode).toBe(201);
+  return res.data.data.backup_id as string;
+}
+
+/** The backup of that id as `GET /api/v1/backup` lists it, or undefined. */
+export async function listedBackup(t: TestPlatform, token: string, id: string): Promise<any> {
+  const res = await t.request('GET', '/api/v1/backup', { token });
+  return (res.data.data.backups as any[]).find((b) => b.id === id);
 }
