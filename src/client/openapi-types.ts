@@ -1884,8 +1884,8 @@ export interface operations {
                      *       "data": {
                      *         "period": "30d",
                      *         "group_by": "week",
-                     *         "start_time": "2026-10-23T02:10:21.521Z",
-                     *         "end_time": "2026-11-22T02:10:21.521Z",
+                     *         "start_time": "2026-10-26T17:32:32.233Z",
+                     *         "end_time": "2026-11-25T17:32:32.233Z",
                      *         "summary": {
                      *           "total_users": 6,
                      *           "active_users": 2,
@@ -1893,12 +1893,6 @@ export interface operations {
                      *           "growth_rate": null
                      *         },
                      *         "timeline": [
-                     *           {
-                     *             "date": "2026-10-19",
-                     *             "new_users": 0,
-                     *             "active_users": 0,
-                     *             "total_users": 0
-                     *           },
                      *           {
                      *             "date": "2026-10-26",
                      *             "new_users": 0,
@@ -1919,6 +1913,12 @@ export interface operations {
                      *           },
                      *           {
                      *             "date": "2026-11-16",
+                     *             "new_users": 0,
+                     *             "active_users": 0,
+                     *             "total_users": 0
+                     *           },
+                     *           {
+                     *             "date": "2026-11-23",
                      *             "new_users": 6,
                      *             "active_users": 2,
                      *             "total_users": 6
@@ -1937,8 +1937,8 @@ export interface operations {
                      *           }
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.522Z",
-                     *       "request_id": "req_01m80g9k6c3xrfkak53he6sqvb"
+                     *       "timestamp": "2026-11-25T17:32:32.234Z",
+                     *       "request_id": "req_01m89w8a32000npz196k0mnc88"
                      *     }
                      */
                     "application/json": {
@@ -2120,36 +2120,20 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid querystring: period must be equal to constant",
+                     *         "message": "Invalid querystring: period must be one of: 24h, 7d, 30d, 90d",
                      *         "details": {
                      *           "field": "period",
-                     *           "reason": "must be equal to constant",
+                     *           "reason": "must be one of: 24h, 7d, 30d, 90d",
                      *           "errors": [
                      *             {
                      *               "field": "period",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "period",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "period",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "period",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "period",
-                     *               "reason": "must match a schema in anyOf"
+                     *               "reason": "must be one of: 24h, 7d, 30d, 90d"
                      *             }
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.429Z",
-                     *       "request_id": "req_01m80gb015b63tbfn9dcz00bxq"
+                     *       "timestamp": "2026-11-25T17:33:11.688Z",
+                     *       "request_id": "req_01m89w9gm8001fs4b1b177dg3k"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -2335,13 +2319,13 @@ export interface operations {
                      *       "data": {
                      *         "audit_entries": [
                      *           {
-                     *             "id": "aud_01m80g9yy1ejnbzdammh0anej7",
-                     *             "timestamp": "2026-11-22T02:10:33.537Z",
+                     *             "id": "aud_01m89w8hwe001gtm76b7wyvzv6",
+                     *             "timestamp": "2026-11-25T17:32:40.206Z",
                      *             "admin_user": "admin",
-                     *             "admin_user_id": "usr_01m80g9g1418s5587pq0vz2cj7",
+                     *             "admin_user_id": "usr_01m89w8936000a29kvfnm6qhp0",
                      *             "action": "system.diagnostics",
                      *             "resource_type": "diagnostics",
-                     *             "resource_id": "diag_01m80g9yy1vqp7m7yazqdmprmf",
+                     *             "resource_id": "diag_01m89w8hwe0000gj405n1jyhdw",
                      *             "details": {
                      *               "components": [
                      *                 "database",
@@ -2357,13 +2341,13 @@ export interface operations {
                      *             "user_agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
                      *           },
                      *           {
-                     *             "id": "aud_01m80g9yvhf6gz6vz9v1w30hbn",
-                     *             "timestamp": "2026-11-22T02:10:33.457Z",
+                     *             "id": "aud_01m89w8htr001f37jz6a1fy5ze",
+                     *             "timestamp": "2026-11-25T17:32:40.152Z",
                      *             "admin_user": "admin",
-                     *             "admin_user_id": "usr_01m80g9g1418s5587pq0vz2cj7",
+                     *             "admin_user_id": "usr_01m89w8936000a29kvfnm6qhp0",
                      *             "action": "system.diagnostics",
                      *             "resource_type": "diagnostics",
-                     *             "resource_id": "diag_01m80g9yvhz060334qfzpjr8zw",
+                     *             "resource_id": "diag_01m89w8htr000k9643f6qg37m8",
                      *             "details": {
                      *               "components": [
                      *                 "database",
@@ -2379,16 +2363,16 @@ export interface operations {
                      *             "user_agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
                      *           },
                      *           {
-                     *             "id": "aud_01m80g9ys4ntbgh9m32rsmhdpm",
-                     *             "timestamp": "2026-11-22T02:10:33.380Z",
+                     *             "id": "aud_01m89w8hsy001anfyp788ca76h",
+                     *             "timestamp": "2026-11-25T17:32:40.126Z",
                      *             "admin_user": "admin",
-                     *             "admin_user_id": "usr_01m80g9g1418s5587pq0vz2cj7",
+                     *             "admin_user_id": "usr_01m89w8936000a29kvfnm6qhp0",
                      *             "action": "service.restart",
                      *             "resource_type": "service",
                      *             "resource_id": "cache",
                      *             "details": {
                      *               "status": "completed",
-                     *               "duration_ms": 10.55,
+                     *               "duration_ms": 4.79,
                      *               "restarted": [
                      *                 "cache",
                      *                 "plugin_manager"
@@ -2407,8 +2391,8 @@ export interface operations {
                      *           "has_prev": false
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.783Z",
-                     *       "request_id": "req_01m80g9z59wsrqvvvz5hnr2ax3"
+                     *       "timestamp": "2026-11-25T17:32:40.295Z",
+                     *       "request_id": "req_01m89w8hyz00092xp15qqzejf8"
                      *     }
                      */
                     "application/json": {
@@ -2593,8 +2577,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.490Z",
-                     *       "request_id": "req_01m80gb03206c2n6fz65qcg5cj"
+                     *       "timestamp": "2026-11-25T17:33:11.694Z",
+                     *       "request_id": "req_01m89w9gme001ff01v1gp2jy64"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -2766,7 +2750,7 @@ export interface operations {
                      *       "data": {
                      *         "backups": [
                      *           {
-                     *             "id": "bkp_01m80g9zjarp9xx8pk4qm5w12b",
+                     *             "id": "bkp_01m89w8j310007ahsfx3g7am8h",
                      *             "name": "before upgrade",
                      *             "status": "completed",
                      *             "includes": [
@@ -2774,34 +2758,34 @@ export interface operations {
                      *               "database",
                      *               "plugins"
                      *             ],
-                     *             "download_url": "/api/v1/admin/backup/bkp_01m80g9zjarp9xx8pk4qm5w12b/download",
+                     *             "download_url": "/api/v1/admin/backup/bkp_01m89w8j310007ahsfx3g7am8h/download",
                      *             "created_by": "admin",
-                     *             "completed_at": "2026-11-22T02:10:34.482Z",
+                     *             "completed_at": "2026-11-25T17:32:40.488Z",
                      *             "error": null,
-                     *             "size_mb": 0.022,
-                     *             "size_bytes": 23499,
-                     *             "created_at": "2026-11-22T02:10:34.186Z",
+                     *             "size_mb": 0.019,
+                     *             "size_bytes": 19880,
+                     *             "created_at": "2026-11-25T17:32:40.417Z",
                      *             "type": "manual",
                      *             "compression": true,
                      *             "encryption": false,
                      *             "sha256": "deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef00000005"
                      *           },
                      *           {
-                     *             "id": "bkp_01m80g9z76dyakn0969d1daft4",
-                     *             "name": "manual backup 2026-11-22T02:10:33.830Z",
+                     *             "id": "bkp_01m89w8hzw000xnhys8w2jt6gh",
+                     *             "name": "manual backup 2026-11-25T17:32:40.316Z",
                      *             "status": "completed",
                      *             "includes": [
                      *               "config",
                      *               "database",
                      *               "plugins"
                      *             ],
-                     *             "download_url": "/api/v1/admin/backup/bkp_01m80g9z76dyakn0969d1daft4/download",
+                     *             "download_url": "/api/v1/admin/backup/bkp_01m89w8hzw000xnhys8w2jt6gh/download",
                      *             "created_by": "admin",
-                     *             "completed_at": "2026-11-22T02:10:34.118Z",
+                     *             "completed_at": "2026-11-25T17:32:40.403Z",
                      *             "error": null,
-                     *             "size_mb": 0.022,
-                     *             "size_bytes": 23124,
-                     *             "created_at": "2026-11-22T02:10:33.846Z",
+                     *             "size_mb": 0.019,
+                     *             "size_bytes": 19589,
+                     *             "created_at": "2026-11-25T17:32:40.316Z",
                      *             "type": "manual",
                      *             "compression": true,
                      *             "encryption": false,
@@ -2809,8 +2793,8 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:34.532Z",
-                     *       "request_id": "req_01m80g9zx37e1pw77fdrmgcy15"
+                     *       "timestamp": "2026-11-25T17:32:40.504Z",
+                     *       "request_id": "req_01m89w8j5r000r0e6a3q6a9qhr"
                      *     }
                      */
                     "application/json": {
@@ -3124,7 +3108,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "backup": {
-                     *           "id": "bkp_01m80g9zjarp9xx8pk4qm5w12b",
+                     *           "id": "bkp_01m89w8j310007ahsfx3g7am8h",
                      *           "name": "before upgrade",
                      *           "status": "created",
                      *           "includes": [
@@ -3132,21 +3116,21 @@ export interface operations {
                      *             "database",
                      *             "plugins"
                      *           ],
-                     *           "download_url": "/api/v1/admin/backup/bkp_01m80g9zjarp9xx8pk4qm5w12b/download",
+                     *           "download_url": "/api/v1/admin/backup/bkp_01m89w8j310007ahsfx3g7am8h/download",
                      *           "created_by": "admin",
-                     *           "completed_at": "2026-11-22T02:10:34.482Z",
+                     *           "completed_at": "2026-11-25T17:32:40.488Z",
                      *           "error": null,
-                     *           "size_mb": 0.022,
-                     *           "size_bytes": 23499,
-                     *           "created_at": "2026-11-22T02:10:34.186Z",
+                     *           "size_mb": 0.019,
+                     *           "size_bytes": 19880,
+                     *           "created_at": "2026-11-25T17:32:40.417Z",
                      *           "type": "manual",
                      *           "compression": true,
                      *           "encryption": false,
                      *           "sha256": "deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef00000005"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:34.499Z",
-                     *       "request_id": "req_01m80g9zhysd5xcp6c9yefbwts"
+                     *       "timestamp": "2026-11-25T17:32:40.494Z",
+                     *       "request_id": "req_01m89w8j2v0000tnhd6maj3ger"
                      *     }
                      */
                     "application/json": {
@@ -3436,8 +3420,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.745Z",
-                     *       "request_id": "req_01m80gazbsbkxrey5sy9437q9c"
+                     *       "timestamp": "2026-11-25T17:33:11.625Z",
+                     *       "request_id": "req_01m89w9gj9001vfy3qpcvyvq7w"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -3610,11 +3594,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /** @example (binary) a gzip-compressed tar archive of 23499 bytes: manifest.json, database/ (20 files), config/ (1 file), plugins/ (16 files) */
+                    /** @example (binary) a gzip-compressed tar archive of 19880 bytes: manifest.json, database/ (21 files), config/ (1 file), plugins/ (16 files) */
                     "application/gzip": string;
-                    /** @example (binary) a gzip-compressed tar archive of 23499 bytes: manifest.json, database/ (20 files), config/ (1 file), plugins/ (16 files) */
+                    /** @example (binary) a gzip-compressed tar archive of 19880 bytes: manifest.json, database/ (21 files), config/ (1 file), plugins/ (16 files) */
                     "application/octet-stream": string;
-                    /** @example (binary) a gzip-compressed tar archive of 23499 bytes: manifest.json, database/ (20 files), config/ (1 file), plugins/ (16 files) */
+                    /** @example (binary) a gzip-compressed tar archive of 19880 bytes: manifest.json, database/ (21 files), config/ (1 file), plugins/ (16 files) */
                     "application/x-tar": string;
                 };
             };
@@ -3745,14 +3729,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "backup 'bkp_01m80gaz9c8rpkysz6ft87vn6p' does not exist",
+                     *         "message": "backup 'bkp_01m89w9ghr004wertaa34qzryh' does not exist",
                      *         "details": {
                      *           "resource": "backup",
-                     *           "id": "bkp_01m80gaz9c8rpkysz6ft87vn6p"
+                     *           "id": "bkp_01m89w9ghr004wertaa34qzryh"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.752Z",
-                     *       "request_id": "req_01m80gazc007pgt2teprapadn7"
+                     *       "timestamp": "2026-11-25T17:33:11.627Z",
+                     *       "request_id": "req_01m89w9gjb0007pcx8rz977zt5"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -3812,11 +3796,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.753Z",
-                     *       "request_id": "req_01m80gazc136gdrgrkwv04xdb8"
+                     *       "timestamp": "2026-11-25T17:33:11.628Z",
+                     *       "request_id": "req_01m89w9gjb001jjkc4eaeca9qw"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -4013,18 +4003,18 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "restore_id": "rst_01m80gay0x5pxwhwwdwn7jv03e",
+                     *         "restore_id": "rst_01m89w9g03000b385abf11eh11",
                      *         "status": "started",
-                     *         "backup_id": "bkp_01m80g9zjarp9xx8pk4qm5w12b",
-                     *         "estimated_duration_ms": 515,
+                     *         "backup_id": "bkp_01m89w8j310007ahsfx3g7am8h",
+                     *         "estimated_duration_ms": 244,
                      *         "components": [
                      *           "database",
                      *           "config"
                      *         ],
-                     *         "task_url": "/api/v1/tasks/rst_01m80gay0x5pxwhwwdwn7jv03e"
+                     *         "task_url": "/api/v1/tasks/rst_01m89w9g03000b385abf11eh11"
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:05.417Z",
-                     *       "request_id": "req_01m80gay0mvpq1jfnvnnfx8c0k"
+                     *       "timestamp": "2026-11-25T17:33:11.095Z",
+                     *       "request_id": "req_01m89w9fze000jbp034jv9sc5f"
                      *     }
                      */
                     "application/json": {
@@ -4182,14 +4172,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "backup 'bkp_01m80gaz9c8rpkysz6ft87vn6p' does not exist",
+                     *         "message": "backup 'bkp_01m89w9ghr004wertaa34qzryh' does not exist",
                      *         "details": {
                      *           "resource": "backup",
-                     *           "id": "bkp_01m80gaz9c8rpkysz6ft87vn6p"
+                     *           "id": "bkp_01m89w9ghr004wertaa34qzryh"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.749Z",
-                     *       "request_id": "req_01m80gazbvkz5j2v7tr0y3gn3w"
+                     *       "timestamp": "2026-11-25T17:33:11.626Z",
+                     *       "request_id": "req_01m89w9gj9002jgd96xy491q6b"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -4322,8 +4312,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.751Z",
-                     *       "request_id": "req_01m80gazby3chs4t9q9p4rs509"
+                     *       "timestamp": "2026-11-25T17:33:11.626Z",
+                     *       "request_id": "req_01m89w9gja000j39qtn4xv9dhv"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -4520,8 +4510,8 @@ export interface operations {
                      *           "config_version": "0"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.893Z",
-                     *       "request_id": "req_01m80g9khxncvbeh5tggt3kf32"
+                     *       "timestamp": "2026-11-25T17:32:32.362Z",
+                     *       "request_id": "req_01m89w8a77000ebqjf2rvdm63a"
                      *     }
                      */
                     "application/json": {
@@ -4811,92 +4801,20 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid querystring: section must be equal to constant",
+                     *         "message": "Invalid querystring: section must be one of: server, storage, database, redis, auth, rate_limits, events, webhooks, plugins, logging, metrics, mail, security, backups, tasks, health, cache, console",
                      *         "details": {
                      *           "field": "section",
-                     *           "reason": "must be equal to constant",
+                     *           "reason": "must be one of: server, storage, database, redis, auth, rate_limits, events, webhooks, plugins, logging, metrics, mail, security, backups, tasks, health, cache, console",
                      *           "errors": [
                      *             {
                      *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must match a schema in anyOf"
+                     *               "reason": "must be one of: server, storage, database, redis, auth, rate_limits, events, webhooks, plugins, logging, metrics, mail, security, backups, tasks, health, cache, console"
                      *             }
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.005Z",
-                     *       "request_id": "req_01m80gazkwckkqv9gc4cxwcfsv"
+                     *       "timestamp": "2026-11-25T17:33:11.657Z",
+                     *       "request_id": "req_01m89w9gk80007rjyatb17mdxp"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -5086,13 +5004,13 @@ export interface operations {
                      *         "restart_required": false,
                      *         "config_version": "3",
                      *         "metadata": {
-                     *           "last_updated": "2026-11-22T02:10:22.216Z",
+                     *           "last_updated": "2026-11-25T17:32:32.416Z",
                      *           "updated_by": "admin",
                      *           "config_version": "3"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.227Z",
-                     *       "request_id": "req_01m80g9ktkevp2q3x328pr1cqr"
+                     *       "timestamp": "2026-11-25T17:32:32.421Z",
+                     *       "request_id": "req_01m89w8a8w000ztf8tkrxag7k1"
                      *     }
                      */
                     "application/json": {
@@ -5162,8 +5080,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.334Z",
-                     *       "request_id": "req_01m80g9kz9zr9frwcja15bkf54"
+                     *       "timestamp": "2026-11-25T17:32:32.443Z",
+                     *       "request_id": "req_01m89w8a9s000xham9gh32bf82"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -5553,13 +5471,13 @@ export interface operations {
                      *         "restart_required": false,
                      *         "config_version": "4",
                      *         "metadata": {
-                     *           "last_updated": "2026-11-22T02:10:22.260Z",
+                     *           "last_updated": "2026-11-25T17:32:32.430Z",
                      *           "updated_by": "admin",
                      *           "config_version": "4"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.268Z",
-                     *       "request_id": "req_01m80g9kx4j1dycrwbpn5bef1b"
+                     *       "timestamp": "2026-11-25T17:32:32.432Z",
+                     *       "request_id": "req_01m89w8a9a000vt7099gw3eqvt"
                      *     }
                      */
                     "application/json": {
@@ -5629,8 +5547,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.353Z",
-                     *       "request_id": "req_01m80g9kzzmn2z84w5f4jz9kj6"
+                     *       "timestamp": "2026-11-25T17:32:32.444Z",
+                     *       "request_id": "req_01m89w8a9v000kxx1am3j0eqym"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -6003,13 +5921,13 @@ export interface operations {
                      *         "changed_keys": [],
                      *         "restart_required": false,
                      *         "metadata": {
-                     *           "last_updated": "2026-11-22T02:10:22.260Z",
+                     *           "last_updated": "2026-11-25T17:32:32.430Z",
                      *           "updated_by": "admin",
                      *           "config_version": "4"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.370Z",
-                     *       "request_id": "req_01m80g9m0rxay6v0y80bbmxnsy"
+                     *       "timestamp": "2026-11-25T17:32:32.447Z",
+                     *       "request_id": "req_01m89w8a9x0007k728en3pc525"
                      *     }
                      */
                     "application/json": {
@@ -6431,8 +6349,8 @@ export interface operations {
                      *               "errors": 0,
                      *               "uptime_seconds": 0
                      *             },
-                     *             "installed_at": "2026-11-22T02:10:30.573Z",
-                     *             "last_updated": "2026-11-22T02:10:30.659Z"
+                     *             "installed_at": "2026-11-25T17:32:39.235Z",
+                     *             "last_updated": "2026-11-25T17:32:39.251Z"
                      *           },
                      *           {
                      *             "id": "notes",
@@ -6465,8 +6383,8 @@ export interface operations {
                      *               "errors": 0,
                      *               "uptime_seconds": 0
                      *             },
-                     *             "installed_at": "2026-11-22T02:10:31.226Z",
-                     *             "last_updated": "2026-11-22T02:10:31.241Z"
+                     *             "installed_at": "2026-11-25T17:32:39.361Z",
+                     *             "last_updated": "2026-11-25T17:32:39.365Z"
                      *           },
                      *           {
                      *             "id": "scheduler",
@@ -6498,13 +6416,13 @@ export interface operations {
                      *               "errors": 0,
                      *               "uptime_seconds": 0
                      *             },
-                     *             "installed_at": "2026-11-22T02:10:31.012Z",
-                     *             "last_updated": "2026-11-22T02:10:31.033Z"
+                     *             "installed_at": "2026-11-25T17:32:39.324Z",
+                     *             "last_updated": "2026-11-25T17:32:39.328Z"
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.309Z",
-                     *       "request_id": "req_01m80g9wrcw52p5dmvnd8gj8wa"
+                     *       "timestamp": "2026-11-25T17:32:39.383Z",
+                     *       "request_id": "req_01m89w8h2p001afbcdwbpm04b0"
                      *     }
                      */
                     "application/json": {
@@ -6911,23 +6829,23 @@ export interface operations {
                      *             "errors": 0,
                      *             "uptime_seconds": 0,
                      *             "requests_per_minute": 1,
-                     *             "average_response_time": 0.39,
+                     *             "average_response_time": 0.18,
                      *             "error_rate": 0,
                      *             "memory_usage_mb": null
                      *           },
                      *           "logs": [
                      *             {
-                     *               "timestamp": "2026-11-22T02:10:31.033Z",
+                     *               "timestamp": "2026-11-25T17:32:39.328Z",
                      *               "level": "INFO",
                      *               "message": "scheduled 1 job(s)"
                      *             }
                      *           ],
-                     *           "installed_at": "2026-11-22T02:10:31.012Z",
-                     *           "last_updated": "2026-11-22T02:10:31.033Z"
+                     *           "installed_at": "2026-11-25T17:32:39.324Z",
+                     *           "last_updated": "2026-11-25T17:32:39.328Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.480Z",
-                     *       "request_id": "req_01m80g9wxjj2cew6yep3yprst1"
+                     *       "timestamp": "2026-11-25T17:32:39.406Z",
+                     *       "request_id": "req_01m89w8h380009hp4eh20ss9ve"
                      *     }
                      */
                     "application/json": {
@@ -7162,8 +7080,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.059Z",
-                     *       "request_id": "req_01m80gaznjqfk5ebntm66xxfva"
+                     *       "timestamp": "2026-11-25T17:33:11.662Z",
+                     *       "request_id": "req_01m89w9gkd000ttzwgveh8gn1g"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -7223,11 +7141,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.060Z",
-                     *       "request_id": "req_01m80gaznmhyrr3cxf1vpqgrt0"
+                     *       "timestamp": "2026-11-25T17:33:11.662Z",
+                     *       "request_id": "req_01m89w9gke0000tv1kvgfye9nn"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -7400,8 +7324,8 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Plugin 'audit-forwarder' uninstalled",
-                     *       "timestamp": "2026-11-22T02:10:32.772Z",
-                     *       "request_id": "req_01m80g9y5fzj87a9jsjmaa3768"
+                     *       "timestamp": "2026-11-25T17:32:39.948Z",
+                     *       "request_id": "req_01m89w8hm5000cs2dzk4z4va2z"
                      *     }
                      */
                     "application/json": {
@@ -7550,8 +7474,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.068Z",
-                     *       "request_id": "req_01m80gaznv96vkznrew58ww9x6"
+                     *       "timestamp": "2026-11-25T17:33:11.663Z",
+                     *       "request_id": "req_01m89w9gkf000ba2venaf33yr4"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -7675,11 +7599,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.069Z",
-                     *       "request_id": "req_01m80gaznx6bs67zskkw9yx8bb"
+                     *       "timestamp": "2026-11-25T17:33:11.663Z",
+                     *       "request_id": "req_01m89w9gkf0017b8ekgwgzmb0v"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -7880,12 +7810,12 @@ export interface operations {
                      *             "errors": 0,
                      *             "uptime_seconds": 0
                      *           },
-                     *           "installed_at": "2026-11-22T02:10:31.012Z",
-                     *           "last_updated": "2026-11-22T02:10:31.604Z"
+                     *           "installed_at": "2026-11-25T17:32:39.324Z",
+                     *           "last_updated": "2026-11-25T17:32:39.447Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.605Z",
-                     *       "request_id": "req_01m80g9x19sagw4j7ednrzsxz0"
+                     *       "timestamp": "2026-11-25T17:32:39.448Z",
+                     *       "request_id": "req_01m89w8h4h000a1ygbavd4k1nv"
                      *     }
                      */
                     "application/json": {
@@ -8093,8 +8023,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.074Z",
-                     *       "request_id": "req_01m80gazp11z3sna8a188br29v"
+                     *       "timestamp": "2026-11-25T17:33:11.666Z",
+                     *       "request_id": "req_01m89w9gkh001vzwzkngsjn6br"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -8218,11 +8148,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.076Z",
-                     *       "request_id": "req_01m80gazp4efgfysy6xbfys4sq"
+                     *       "timestamp": "2026-11-25T17:33:11.666Z",
+                     *       "request_id": "req_01m89w9gkj000fpkkd63c49esb"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -8425,12 +8361,12 @@ export interface operations {
                      *             "errors": 0,
                      *             "uptime_seconds": 0
                      *           },
-                     *           "installed_at": "2026-11-22T02:10:31.012Z",
-                     *           "last_updated": "2026-11-22T02:10:31.658Z"
+                     *           "installed_at": "2026-11-25T17:32:39.324Z",
+                     *           "last_updated": "2026-11-25T17:32:39.471Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.659Z",
-                     *       "request_id": "req_01m80g9x2j2fjy72eak54jypvf"
+                     *       "timestamp": "2026-11-25T17:32:39.472Z",
+                     *       "request_id": "req_01m89w8h560002cre4482k3n49"
                      *     }
                      */
                     "application/json": {
@@ -8638,8 +8574,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.072Z",
-                     *       "request_id": "req_01m80gaznzg1xf2xpgae25h1v7"
+                     *       "timestamp": "2026-11-25T17:33:11.664Z",
+                     *       "request_id": "req_01m89w9gkg0000bw2fwd8h6yt1"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -8763,11 +8699,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.073Z",
-                     *       "request_id": "req_01m80gazp1dvvg934w41dc9ncr"
+                     *       "timestamp": "2026-11-25T17:33:11.665Z",
+                     *       "request_id": "req_01m89w9gkh000y7m0m4rg9w1tw"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -8965,7 +8907,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "task": {
-                     *           "id": "task_01m80g9xcdkcvap8jat6j680r2",
+                     *           "id": "task_01m89w8h87000km0amjxf3b0tf",
                      *           "type": "plugin_update",
                      *           "status": "running",
                      *           "progress": 0,
@@ -9013,21 +8955,21 @@ export interface operations {
                      *             "backup_current": true,
                      *             "restart_after_update": true,
                      *             "requested_by": "admin",
-                     *             "request_id": "req_01m80g9xbcv4bkc0fsq2aqw1c1"
+                     *             "request_id": "req_01m89w8h8000007ed8nn89jcqq"
                      *           },
                      *           "result": null,
                      *           "error": null,
                      *           "created_by": "admin",
-                     *           "created_at": "2026-11-22T02:10:31.949Z",
-                     *           "started_at": "2026-11-22T02:10:31.949Z",
+                     *           "created_at": "2026-11-25T17:32:39.559Z",
+                     *           "started_at": "2026-11-25T17:32:39.559Z",
                      *           "estimated_completion": null,
                      *           "completed_at": null,
                      *           "cancelled_at": null,
                      *           "attempts": 1
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.959Z",
-                     *       "request_id": "req_01m80g9xbcv4bkc0fsq2aqw1c1"
+                     *       "timestamp": "2026-11-25T17:32:39.561Z",
+                     *       "request_id": "req_01m89w8h8000007ed8nn89jcqq"
                      *     }
                      */
                     "application/json": {
@@ -9234,8 +9176,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.077Z",
-                     *       "request_id": "req_01m80gazp4nm8na64jybjwpegp"
+                     *       "timestamp": "2026-11-25T17:33:11.667Z",
+                     *       "request_id": "req_01m89w9gkj0011n3adj2s0k0yt"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -9368,8 +9310,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.079Z",
-                     *       "request_id": "req_01m80gazp63j656h5yt1ph3tbv"
+                     *       "timestamp": "2026-11-25T17:33:11.667Z",
+                     *       "request_id": "req_01m89w9gkk000qhdb56c5m71a1"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -9581,8 +9523,8 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:30.424Z",
-                     *       "request_id": "req_01m80g9vqvszk9hb9zr74jy94h"
+                     *       "timestamp": "2026-11-25T17:32:39.190Z",
+                     *       "request_id": "req_01m89w8gvx000yhetpfvzv937r"
                      *     }
                      */
                     "application/json": {
@@ -9912,12 +9854,12 @@ export interface operations {
                      *             "errors": 0,
                      *             "uptime_seconds": 0
                      *           },
-                     *           "installed_at": "2026-11-22T02:10:30.573Z",
-                     *           "last_updated": "2026-11-22T02:10:30.659Z"
+                     *           "installed_at": "2026-11-25T17:32:39.235Z",
+                     *           "last_updated": "2026-11-25T17:32:39.251Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:30.661Z",
-                     *       "request_id": "req_01m80g9vxc98f3jked12rfwtt0"
+                     *       "timestamp": "2026-11-25T17:32:39.252Z",
+                     *       "request_id": "req_01m89w8gwv000kxzbbazmxtrbn"
                      *     }
                      */
                     "application/json": {
@@ -10125,8 +10067,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:30.838Z",
-                     *       "request_id": "req_01m80g9w8t83zq8yz977crrhya"
+                     *       "timestamp": "2026-11-25T17:32:39.292Z",
+                     *       "request_id": "req_01m89w8gzg000bkfy68yj3z0dp"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -10158,8 +10100,8 @@ export interface operations {
                      *           "plugin": "audit-forwarder"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:30.800Z",
-                     *       "request_id": "req_01m80g9w5amn3pawrqq0s5w0mg"
+                     *       "timestamp": "2026-11-25T17:32:39.279Z",
+                     *       "request_id": "req_01m89w8gyy000adrbvkext42x6"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -10262,8 +10204,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.049Z",
-                     *       "request_id": "req_01m80gazn9j4jw3vh68fgcz26c"
+                     *       "timestamp": "2026-11-25T17:33:11.661Z",
+                     *       "request_id": "req_01m89w9gkc0000fz7tyqhs0hfk"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -10442,25 +10384,25 @@ export interface operations {
                      *       "data": {
                      *         "alerts": [
                      *           {
-                     *             "id": "alr_01m80g9hgvg0d7cfbp2va9gx6x",
+                     *             "id": "alr_01m89w89mv001wgabw007d8g9f",
                      *             "type": "new_admin_user",
                      *             "severity": "medium",
                      *             "title": "New administrator 'ops.admin' created",
                      *             "message": "New administrator 'ops.admin' created",
                      *             "description": "admin gave 'ops.admin' the admin role. Confirm this was intended.",
-                     *             "timestamp": "2026-11-22T02:10:19.803Z",
+                     *             "timestamp": "2026-11-25T17:32:31.771Z",
                      *             "status": "open",
                      *             "affected_resources": [
                      *               "user:ops.admin"
                      *             ],
                      *             "metadata": {
-                     *               "user_id": "usr_01m80g9hgth1402ygn81jjwt48",
+                     *               "user_id": "usr_01m89w89mt000he2cszpjjwvm1",
                      *               "username": "ops.admin",
                      *               "actor": "admin",
-                     *               "request_id": "req_01m80g9hedt314ra06w70t3stz"
+                     *               "request_id": "req_01m89w89mf00021gkf8r4dwbdd"
                      *             },
                      *             "occurrences": 1,
-                     *             "updated_at": "2026-11-22T02:10:19.803Z",
+                     *             "updated_at": "2026-11-25T17:32:31.771Z",
                      *             "acknowledged_at": null,
                      *             "acknowledged_by": null,
                      *             "resolved_at": null,
@@ -10477,8 +10419,8 @@ export interface operations {
                      *           "has_prev": false
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:32.838Z",
-                     *       "request_id": "req_01m80g9y85sxevrg9jzfn5dvq8"
+                     *       "timestamp": "2026-11-25T17:32:39.965Z",
+                     *       "request_id": "req_01m89w8hmx000q91dd777kck3f"
                      *     }
                      */
                     "application/json": {
@@ -10677,8 +10619,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.437Z",
-                     *       "request_id": "req_01m80gb01d7hfczda81jmcgpjk"
+                     *       "timestamp": "2026-11-25T17:33:11.690Z",
+                     *       "request_id": "req_01m89w9gma001wf2s42ptrafqp"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -10851,25 +10793,25 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "alert": {
-                     *           "id": "alr_01m80g9hgvg0d7cfbp2va9gx6x",
+                     *           "id": "alr_01m89w89mv001wgabw007d8g9f",
                      *           "type": "new_admin_user",
                      *           "severity": "medium",
                      *           "title": "New administrator 'ops.admin' created",
                      *           "message": "New administrator 'ops.admin' created",
                      *           "description": "admin gave 'ops.admin' the admin role. Confirm this was intended.",
-                     *           "timestamp": "2026-11-22T02:10:19.803Z",
+                     *           "timestamp": "2026-11-25T17:32:31.771Z",
                      *           "status": "open",
                      *           "affected_resources": [
                      *             "user:ops.admin"
                      *           ],
                      *           "metadata": {
-                     *             "user_id": "usr_01m80g9hgth1402ygn81jjwt48",
+                     *             "user_id": "usr_01m89w89mt000he2cszpjjwvm1",
                      *             "username": "ops.admin",
                      *             "actor": "admin",
-                     *             "request_id": "req_01m80g9hedt314ra06w70t3stz"
+                     *             "request_id": "req_01m89w89mf00021gkf8r4dwbdd"
                      *           },
                      *           "occurrences": 1,
-                     *           "updated_at": "2026-11-22T02:10:19.803Z",
+                     *           "updated_at": "2026-11-25T17:32:31.771Z",
                      *           "acknowledged_at": null,
                      *           "acknowledged_by": null,
                      *           "resolved_at": null,
@@ -10877,8 +10819,8 @@ export interface operations {
                      *           "note": ""
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:32.841Z",
-                     *       "request_id": "req_01m80g9y87a2n2f9k91jpvxv4s"
+                     *       "timestamp": "2026-11-25T17:32:39.974Z",
+                     *       "request_id": "req_01m89w8hmy000t4d2ew1pm97pn"
                      *     }
                      */
                     "application/json": {
@@ -11057,14 +10999,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "alert 'alr_01m80gaz9cmg5z8jwsgt8pvf3t' does not exist",
+                     *         "message": "alert 'alr_01m89w9ghr00by7jrjw9qdmm2s' does not exist",
                      *         "details": {
                      *           "resource": "alert",
-                     *           "id": "alr_01m80gaz9cmg5z8jwsgt8pvf3t"
+                     *           "id": "alr_01m89w9ghr00by7jrjw9qdmm2s"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.455Z",
-                     *       "request_id": "req_01m80gb01p5ewn59jdy76xb6pj"
+                     *       "timestamp": "2026-11-25T17:33:11.691Z",
+                     *       "request_id": "req_01m89w9gma002n84ygj0scqbv5"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -11103,8 +11045,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.457Z",
-                     *       "request_id": "req_01m80gb020z766tdm866gkvnq3"
+                     *       "timestamp": "2026-11-25T17:33:11.691Z",
+                     *       "request_id": "req_01m89w9gmb0008axp567288mcn"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -11290,34 +11232,34 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "alert": {
-                     *           "id": "alr_01m80g9hgvg0d7cfbp2va9gx6x",
+                     *           "id": "alr_01m89w89mv001wgabw007d8g9f",
                      *           "type": "new_admin_user",
                      *           "severity": "medium",
                      *           "title": "New administrator 'ops.admin' created",
                      *           "message": "New administrator 'ops.admin' created",
                      *           "description": "admin gave 'ops.admin' the admin role. Confirm this was intended.",
-                     *           "timestamp": "2026-11-22T02:10:19.803Z",
+                     *           "timestamp": "2026-11-25T17:32:31.771Z",
                      *           "status": "acknowledged",
                      *           "affected_resources": [
                      *             "user:ops.admin"
                      *           ],
                      *           "metadata": {
-                     *             "user_id": "usr_01m80g9hgth1402ygn81jjwt48",
+                     *             "user_id": "usr_01m89w89mt000he2cszpjjwvm1",
                      *             "username": "ops.admin",
                      *             "actor": "admin",
-                     *             "request_id": "req_01m80g9hedt314ra06w70t3stz"
+                     *             "request_id": "req_01m89w89mf00021gkf8r4dwbdd"
                      *           },
                      *           "occurrences": 1,
-                     *           "updated_at": "2026-11-22T02:10:32.882Z",
-                     *           "acknowledged_at": "2026-11-22T02:10:32.882Z",
+                     *           "updated_at": "2026-11-25T17:32:39.987Z",
+                     *           "acknowledged_at": "2026-11-25T17:32:39.987Z",
                      *           "acknowledged_by": "admin",
                      *           "resolved_at": null,
                      *           "resolved_by": null,
                      *           "note": "Expected: ops.admin joined the operations team"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:32.883Z",
-                     *       "request_id": "req_01m80g9y91xzg4g0mznrwt98tw"
+                     *       "timestamp": "2026-11-25T17:32:39.988Z",
+                     *       "request_id": "req_01m89w8hnc000hq5eecz0aren2"
                      *     }
                      */
                     "application/json": {
@@ -11496,14 +11438,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "alert 'alr_01m80gaz9cmg5z8jwsgt8pvf3t' does not exist",
+                     *         "message": "alert 'alr_01m89w9ghr00by7jrjw9qdmm2s' does not exist",
                      *         "details": {
                      *           "resource": "alert",
-                     *           "id": "alr_01m80gaz9cmg5z8jwsgt8pvf3t"
+                     *           "id": "alr_01m89w9ghr00by7jrjw9qdmm2s"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.473Z",
-                     *       "request_id": "req_01m80gb02f2vjp162ve0935bb7"
+                     *       "timestamp": "2026-11-25T17:33:11.692Z",
+                     *       "request_id": "req_01m89w9gmb001ddxdnz84sp3aq"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -11530,15 +11472,15 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_CONFLICT",
-                     *         "message": "Alert 'alr_01m80g9hgvg0d7cfbp2va9gx6x' is already acknowledged",
+                     *         "message": "Alert 'alr_01m89w89mv001wgabw007d8g9f' is already acknowledged",
                      *         "details": {
-                     *           "id": "alr_01m80g9hgvg0d7cfbp2va9gx6x",
+                     *           "id": "alr_01m89w89mv001wgabw007d8g9f",
                      *           "status": "acknowledged",
                      *           "requested": "acknowledged"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:32.911Z",
-                     *       "request_id": "req_01m80g9yaeh8kd7bz3r1mffb25"
+                     *       "timestamp": "2026-11-25T17:32:39.994Z",
+                     *       "request_id": "req_01m89w8hnt000rrwfwb90s3ngm"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -11641,8 +11583,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.476Z",
-                     *       "request_id": "req_01m80gb02j35dz3f1sgdjteprd"
+                     *       "timestamp": "2026-11-25T17:33:11.692Z",
+                     *       "request_id": "req_01m89w9gmc0007v20hwrtg3c33"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -11843,17 +11785,17 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "blocked_ip": {
-                     *           "id": "blk_01m80g9yg5mt34bess3acvc1m7",
+                     *           "id": "blk_01m89w8hqk0000xsd1wxd8jhdk",
                      *           "ip_address": "198.51.100.23",
                      *           "cidr": "198.51.100.23/32",
                      *           "reason": "Repeated credential stuffing",
                      *           "blocked_by": "admin",
-                     *           "created_at": "2026-11-22T02:10:33.163Z",
-                     *           "expires_at": "2026-11-25T02:10:33.163Z"
+                     *           "created_at": "2026-11-25T17:32:40.058Z",
+                     *           "expires_at": "2026-11-28T17:32:40.058Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.165Z",
-                     *       "request_id": "req_01m80g9yj1zggtdvwh3e534vyy"
+                     *       "timestamp": "2026-11-25T17:32:40.059Z",
+                     *       "request_id": "req_01m89w8hqs000avbzsg3a9m6rd"
                      *     }
                      */
                     "application/json": {
@@ -11908,17 +11850,17 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "blocked_ip": {
-                     *           "id": "blk_01m80g9yg5mt34bess3acvc1m7",
+                     *           "id": "blk_01m89w8hqk0000xsd1wxd8jhdk",
                      *           "ip_address": "198.51.100.23",
                      *           "cidr": "198.51.100.23/32",
                      *           "reason": "Credential stuffing against /auth/login",
                      *           "blocked_by": "admin",
-                     *           "created_at": "2026-11-22T02:10:33.093Z",
-                     *           "expires_at": "2026-11-23T02:10:33.093Z"
+                     *           "created_at": "2026-11-25T17:32:40.051Z",
+                     *           "expires_at": "2026-11-26T17:32:40.051Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.113Z",
-                     *       "request_id": "req_01m80g9yfr560f929pzv722a6p"
+                     *       "timestamp": "2026-11-25T17:32:40.054Z",
+                     *       "request_id": "req_01m89w8hqa0000cnpmb3pf2jre"
                      *     }
                      */
                     "application/json": {
@@ -12086,8 +12028,8 @@ export interface operations {
                      *           "caller_ip": "203.0.113.24"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.194Z",
-                     *       "request_id": "req_01m80g9yk8w2xhjp1vgwd3eqxb"
+                     *       "timestamp": "2026-11-25T17:32:40.066Z",
+                     *       "request_id": "req_01m89w8hr100191frwtpxrnfze"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -12190,8 +12132,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.479Z",
-                     *       "request_id": "req_01m80gb02pw4xdy07p056qqz1y"
+                     *       "timestamp": "2026-11-25T17:33:11.693Z",
+                     *       "request_id": "req_01m89w9gmc001bjxyjcfzr1ahf"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -12366,22 +12308,22 @@ export interface operations {
                      *       "data": {
                      *         "blocked_ips": [
                      *           {
-                     *             "id": "blk_01m80g9yk6207c759vx6vfwj17",
+                     *             "id": "blk_01m89w8hqz001c07n8e1m8btjb",
                      *             "ip_address": "192.0.2.0/24",
                      *             "cidr": "192.0.2.0/24",
                      *             "reason": "Scanner network",
                      *             "blocked_by": "admin",
-                     *             "created_at": "2026-11-22T02:10:33.190Z",
+                     *             "created_at": "2026-11-25T17:32:40.063Z",
                      *             "expires_at": null
                      *           },
                      *           {
-                     *             "id": "blk_01m80g9yg5mt34bess3acvc1m7",
+                     *             "id": "blk_01m89w8hqk0000xsd1wxd8jhdk",
                      *             "ip_address": "198.51.100.23",
                      *             "cidr": "198.51.100.23/32",
                      *             "reason": "Repeated credential stuffing",
                      *             "blocked_by": "admin",
-                     *             "created_at": "2026-11-22T02:10:33.163Z",
-                     *             "expires_at": "2026-11-25T02:10:33.163Z"
+                     *             "created_at": "2026-11-25T17:32:40.058Z",
+                     *             "expires_at": "2026-11-28T17:32:40.058Z"
                      *           }
                      *         ],
                      *         "pagination": {
@@ -12393,8 +12335,8 @@ export interface operations {
                      *           "has_prev": false
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.214Z",
-                     *       "request_id": "req_01m80g9ykvr9g3amf6jx15parj"
+                     *       "timestamp": "2026-11-25T17:32:40.072Z",
+                     *       "request_id": "req_01m89w8hr200055yxyw8recwjd"
                      *     }
                      */
                     "application/json": {
@@ -12575,8 +12517,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.480Z",
-                     *       "request_id": "req_01m80gb02rhr9x74f9qr1an3k4"
+                     *       "timestamp": "2026-11-25T17:33:11.693Z",
+                     *       "request_id": "req_01m89w9gmd000m8hbk1k75ab8y"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -12748,8 +12690,8 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "198.51.100.23 is no longer blocked",
-                     *       "timestamp": "2026-11-22T02:10:33.276Z",
-                     *       "request_id": "req_01m80g9yn9590f0mm5dpk8ypfj"
+                     *       "timestamp": "2026-11-25T17:32:40.084Z",
+                     *       "request_id": "req_01m89w8hrc000vx25ye4ct96hh"
                      *     }
                      */
                     "application/json": {
@@ -12898,8 +12840,8 @@ export interface operations {
                      *           "id": "192.0.2.77"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.482Z",
-                     *       "request_id": "req_01m80gb02sdx2wxvq1cvv5q6dk"
+                     *       "timestamp": "2026-11-25T17:33:11.693Z",
+                     *       "request_id": "req_01m89w9gmd001r23xknd19mx8q"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -13002,8 +12944,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.489Z",
-                     *       "request_id": "req_01m80gb031bazchgfs3wvrx0p3"
+                     *       "timestamp": "2026-11-25T17:33:11.694Z",
+                     *       "request_id": "req_01m89w9gme000gpbry1kpa2svr"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -13201,8 +13143,8 @@ export interface operations {
                      *           "L1"
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.474Z",
-                     *       "request_id": "req_01m80g9m3zskes1nxnswjyt1tt"
+                     *       "timestamp": "2026-11-25T17:32:32.474Z",
+                     *       "request_id": "req_01m89w8aaj0005bz24f1bsh84g"
                      *     }
                      */
                     "application/json": {
@@ -13427,8 +13369,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.709Z",
-                     *       "request_id": "req_01m80gazamsj90w4qeh1229wr1"
+                     *       "timestamp": "2026-11-25T17:33:11.616Z",
+                     *       "request_id": "req_01m89w9gj0000ss0bkr4acp531"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -13599,17 +13541,17 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "overall_status": "healthy",
-                     *         "timestamp": "2026-11-22T02:10:33.427Z",
-                     *         "uptime_seconds": 15,
+                     *         "timestamp": "2026-11-25T17:32:40.135Z",
+                     *         "uptime_seconds": 9,
                      *         "components": [
                      *           {
                      *             "name": "database",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.11,
+                     *             "response_time_ms": 3.16,
                      *             "details": {
                      *               "state": "running",
                      *               "dialect": "sqlite",
-                     *               "response_time_ms": 12.15,
+                     *               "response_time_ms": 3.05,
                      *               "connection_pool": {
                      *                 "active": 0,
                      *                 "idle": 1,
@@ -13620,12 +13562,12 @@ export interface operations {
                      *                 {
                      *                   "name": "connectivity",
                      *                   "status": "pass",
-                     *                   "response_time_ms": 12.15
+                     *                   "response_time_ms": 3.05
                      *                 },
                      *                 {
                      *                   "name": "query_time",
                      *                   "status": "pass",
-                     *                   "avg_query_time_ms": 4.18
+                     *                   "avg_query_time_ms": 1.08
                      *                 },
                      *                 {
                      *                   "name": "connection_pool",
@@ -13641,7 +13583,7 @@ export interface operations {
                      *           {
                      *             "name": "cluster_state",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.07,
+                     *             "response_time_ms": 0.83,
                      *             "details": {
                      *               "state": "running",
                      *               "backend": "memory",
@@ -13657,17 +13599,17 @@ export interface operations {
                      *           {
                      *             "name": "cache",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.06,
+                     *             "response_time_ms": 0.1,
                      *             "details": {
                      *               "state": "running",
-                     *               "hit_rate": 0.9843,
+                     *               "hit_rate": 0.9821,
                      *               "memory_usage": "0 MB",
                      *               "levels": 1,
                      *               "checks": [
                      *                 {
                      *                   "name": "l1_memory",
                      *                   "status": "pass",
-                     *                   "current_mb": 0.001,
+                     *                   "current_mb": 0.003,
                      *                   "limit_mb": 64
                      *                 }
                      *               ]
@@ -13676,7 +13618,7 @@ export interface operations {
                      *           {
                      *             "name": "log_store",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.06,
+                     *             "response_time_ms": 2.96,
                      *             "details": {
                      *               "state": "running",
                      *               "backend": "sqlite",
@@ -13688,7 +13630,7 @@ export interface operations {
                      *                 {
                      *                   "name": "write_queue",
                      *                   "status": "pass",
-                     *                   "pending": 0,
+                     *                   "pending": 4,
                      *                   "dropped": 0
                      *                 }
                      *               ]
@@ -13697,20 +13639,20 @@ export interface operations {
                      *           {
                      *             "name": "metrics_collector",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.06,
+                     *             "response_time_ms": 0.64,
                      *             "details": {
                      *               "state": "running",
                      *               "checks": [
                      *                 {
                      *                   "name": "sampling",
                      *                   "status": "pass",
-                     *                   "last_sample_age_seconds": 5,
+                     *                   "last_sample_age_seconds": 9,
                      *                   "interval_seconds": 10
                      *                 },
                      *                 {
                      *                   "name": "storage",
                      *                   "status": "pass",
-                     *                   "samples_written": 12,
+                     *                   "samples_written": 0,
                      *                   "failures": 0
                      *                 }
                      *               ]
@@ -13719,21 +13661,21 @@ export interface operations {
                      *           {
                      *             "name": "task_runner",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.05,
+                     *             "response_time_ms": 3.29,
                      *             "details": {
                      *               "state": "running",
                      *               "running_tasks": 0,
-                     *               "instance_id": "16568-683dfd39",
+                     *               "instance_id": "4954-d0c10a1f",
                      *               "checks": [
                      *                 {
                      *                   "name": "storage",
                      *                   "status": "pass",
-                     *                   "response_time_ms": 20.46
+                     *                   "response_time_ms": 3.27
                      *                 },
                      *                 {
                      *                   "name": "lease_heartbeat",
                      *                   "status": "pass",
-                     *                   "last_heartbeat_ms_ago": 5022
+                     *                   "last_heartbeat_ms_ago": null
                      *                 },
                      *                 {
                      *                   "name": "running_tasks",
@@ -13746,21 +13688,27 @@ export interface operations {
                      *           {
                      *             "name": "scheduler",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.05,
+                     *             "response_time_ms": 0.45,
                      *             "details": {
                      *               "state": "running",
                      *               "jobs": 2,
+                     *               "unscheduled_jobs": 0,
                      *               "checks": [
                      *                 {
                      *                   "name": "timers",
                      *                   "status": "pass",
                      *                   "jobs": 2,
-                     *                   "next_run": "2026-11-22T03:17:00.000Z"
+                     *                   "next_run": "2026-11-26T03:17:00.000Z"
                      *                 },
                      *                 {
                      *                   "name": "last_runs",
                      *                   "status": "pass",
                      *                   "failing_jobs": []
+                     *                 },
+                     *                 {
+                     *                   "name": "schedules",
+                     *                   "status": "pass",
+                     *                   "unscheduled_jobs": []
                      *                 }
                      *               ]
                      *             }
@@ -13768,7 +13716,7 @@ export interface operations {
                      *           {
                      *             "name": "backups",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.05,
+                     *             "response_time_ms": 5.88,
                      *             "details": {
                      *               "state": "running",
                      *               "last_backup_at": null,
@@ -13776,7 +13724,7 @@ export interface operations {
                      *                 {
                      *                   "name": "backup_folder",
                      *                   "status": "pass",
-                     *                   "response_time_ms": 26.53
+                     *                   "response_time_ms": 5.85
                      *                 },
                      *                 {
                      *                   "name": "scheduled_backups",
@@ -13789,7 +13737,7 @@ export interface operations {
                      *           {
                      *             "name": "event_store",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.05,
+                     *             "response_time_ms": 3.13,
                      *             "details": {
                      *               "state": "running",
                      *               "last_sequence": 61,
@@ -13798,7 +13746,7 @@ export interface operations {
                      *                 {
                      *                   "name": "read",
                      *                   "status": "pass",
-                     *                   "response_time_ms": 20.32
+                     *                   "response_time_ms": 3.11
                      *                 },
                      *                 {
                      *                   "name": "outbox",
@@ -13811,7 +13759,7 @@ export interface operations {
                      *           {
                      *             "name": "event_bus",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.05,
+                     *             "response_time_ms": 0.16,
                      *             "details": {
                      *               "state": "running",
                      *               "queue_size": 0,
@@ -13833,7 +13781,7 @@ export interface operations {
                      *           {
                      *             "name": "stream_hub",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.05,
+                     *             "response_time_ms": 0.14,
                      *             "details": {
                      *               "state": "running",
                      *               "active_connections": 0,
@@ -13856,19 +13804,19 @@ export interface operations {
                      *           {
                      *             "name": "webhook_dispatcher",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.05,
+                     *             "response_time_ms": 0.13,
                      *             "details": {
                      *               "state": "running",
-                     *               "instance": "vm-16568-a592eec9",
+                     *               "instance": "vm-4954-f2368225",
                      *               "in_flight": 0,
                      *               "held_deliveries": 0,
-                     *               "subscriptions_with_work": 1,
+                     *               "subscriptions_with_work": 0,
                      *               "plugin_consumers": 0,
                      *               "checks": [
                      *                 {
                      *                   "name": "claim_loop",
                      *                   "status": "pass",
-                     *                   "last_claim_ms": 1.25
+                     *                   "last_claim_ms": 0.26
                      *                 },
                      *                 {
                      *                   "name": "recorder",
@@ -13887,7 +13835,7 @@ export interface operations {
                      *           {
                      *             "name": "plugin_manager",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.05,
+                     *             "response_time_ms": 0.03,
                      *             "details": {
                      *               "state": "running",
                      *               "loaded": 1,
@@ -13908,7 +13856,7 @@ export interface operations {
                      *           {
                      *             "name": "mailer",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.05,
+                     *             "response_time_ms": 0.06,
                      *             "details": {
                      *               "state": "running",
                      *               "transport": "log",
@@ -13946,41 +13894,41 @@ export interface operations {
                      *           {
                      *             "name": "memory",
                      *             "status": "healthy",
-                     *             "response_time_ms": 6.82,
+                     *             "response_time_ms": 0.07,
                      *             "details": {
-                     *               "heap_used_mb": 91.82,
-                     *               "heap_total_mb": 116.25,
+                     *               "heap_used_mb": 103.61,
+                     *               "heap_total_mb": 125.66,
                      *               "heap_limit_mb": 4144,
-                     *               "rss_mb": 227.84,
-                     *               "external_mb": 5.99,
+                     *               "rss_mb": 250.03,
+                     *               "external_mb": 6.13,
                      *               "checks": [
                      *                 {
                      *                   "name": "heap",
                      *                   "status": "pass",
-                     *                   "current_mb": 91.82,
+                     *                   "current_mb": 103.61,
                      *                   "limit_mb": 4144,
-                     *                   "usage_percent": 2.22
+                     *                   "usage_percent": 2.5
                      *                 },
                      *                 {
                      *                   "name": "rss",
                      *                   "status": "pass",
-                     *                   "current_mb": 227.84
+                     *                   "current_mb": 250.03
                      *                 }
                      *               ]
                      *             }
                      *           }
                      *         ],
                      *         "metrics": {
-                     *           "requests_per_minute": 785.96,
-                     *           "average_response_time": 39.7,
+                     *           "requests_per_minute": 1364.4,
+                     *           "average_response_time": 10.52,
                      *           "error_rate": 0,
-                     *           "memory_usage_mb": 227.84,
-                     *           "cpu_usage_percent": 30.17,
-                     *           "window_seconds": 15.3
+                     *           "memory_usage_mb": 250.03,
+                     *           "cpu_usage_percent": 38.27,
+                     *           "window_seconds": 9
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.427Z",
-                     *       "request_id": "req_01m80g9ytaszz3bazpkzf2rqrv"
+                     *       "timestamp": "2026-11-25T17:32:40.135Z",
+                     *       "request_id": "req_01m89w8ht6000783cdaffv2mkr"
                      *     }
                      */
                     "application/json": {
@@ -14269,8 +14217,8 @@ export interface operations {
                      *       "data": {
                      *         "logs": [
                      *           {
-                     *             "id": "log_01m80g9x5e0000cbw5j4a3bvd4e0zad",
-                     *             "timestamp": "2026-11-22T02:10:31.726Z",
+                     *             "id": "log_01m89w8h660002dd6t0f3qb31f",
+                     *             "timestamp": "2026-11-25T17:32:39.494Z",
                      *             "level": "INFO",
                      *             "component": "plugin:scheduler",
                      *             "message": "scheduled 1 job(s)",
@@ -14281,8 +14229,8 @@ export interface operations {
                      *             }
                      *           },
                      *           {
-                     *             "id": "log_01m80g9x360000ajjkav1160t0egd7p",
-                     *             "timestamp": "2026-11-22T02:10:31.654Z",
+                     *             "id": "log_01m89w8h5f0005tnyr6pmdwrm9",
+                     *             "timestamp": "2026-11-25T17:32:39.471Z",
                      *             "level": "INFO",
                      *             "component": "plugin:scheduler",
                      *             "message": "scheduled 1 job(s)",
@@ -14293,8 +14241,8 @@ export interface operations {
                      *             }
                      *           },
                      *           {
-                     *             "id": "log_01m80g9wfs00008nt2zn6225ak3hay5",
-                     *             "timestamp": "2026-11-22T02:10:31.033Z",
+                     *             "id": "log_01m89w8h10000t5w4vntj9dgd3",
+                     *             "timestamp": "2026-11-25T17:32:39.328Z",
                      *             "level": "INFO",
                      *             "component": "plugin:scheduler",
                      *             "message": "scheduled 1 job(s)",
@@ -14312,8 +14260,8 @@ export interface operations {
                      *           "has_next": true
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.737Z",
-                     *       "request_id": "req_01m80g9z3tvxfrwynqs28vfxnr"
+                     *       "timestamp": "2026-11-25T17:32:40.281Z",
+                     *       "request_id": "req_01m89w8hyg000y0m40ghc0bh2w"
                      *     }
                      */
                     "application/json": {
@@ -14495,8 +14443,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.715Z",
-                     *       "request_id": "req_01m80gazatcs6d9jw3bnp4dvm8"
+                     *       "timestamp": "2026-11-25T17:33:11.618Z",
+                     *       "request_id": "req_01m89w9gj20008jdmtcvvjevhx"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -14669,13 +14617,13 @@ export interface operations {
                      *         "enabled": true,
                      *         "message": "Database upgrade in progress",
                      *         "estimated_duration_minutes": 30,
-                     *         "estimated_end": "2026-11-22T02:40:21.661Z",
+                     *         "estimated_end": "2026-11-25T18:02:32.310Z",
                      *         "allow_admin_access": true,
-                     *         "started_at": "2026-11-22T02:10:21.661Z",
+                     *         "started_at": "2026-11-25T17:32:32.310Z",
                      *         "updated_by": "admin"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.673Z",
-                     *       "request_id": "req_01m80g9kb9mph3emrsha1j3d4k"
+                     *       "timestamp": "2026-11-25T17:32:32.316Z",
+                     *       "request_id": "req_01m89w8a5w000c692c0wz6k3am"
                      *     }
                      */
                     "application/json": {
@@ -14952,13 +14900,13 @@ export interface operations {
                      *         "enabled": true,
                      *         "message": "Database upgrade in progress",
                      *         "estimated_duration_minutes": 30,
-                     *         "estimated_end": "2026-11-22T02:40:21.661Z",
+                     *         "estimated_end": "2026-11-25T18:02:32.310Z",
                      *         "allow_admin_access": true,
-                     *         "started_at": "2026-11-22T02:10:21.661Z",
+                     *         "started_at": "2026-11-25T17:32:32.310Z",
                      *         "updated_by": "admin"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.662Z",
-                     *       "request_id": "req_01m80g9kat9ay5kvqeq2mxtfvs"
+                     *       "timestamp": "2026-11-25T17:32:32.312Z",
+                     *       "request_id": "req_01m89w8a5g000maahcyahxdx96"
                      *     }
                      */
                     "application/json": {
@@ -15186,8 +15134,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.703Z",
-                     *       "request_id": "req_01m80gazaefwmtrng19sten4q0"
+                     *       "timestamp": "2026-11-25T17:33:11.615Z",
+                     *       "request_id": "req_01m89w9ghz000pcfytzvd56zz8"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -15367,27 +15315,17 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "time_range": {
-                     *           "start": "2026-11-22T01:10:33.645Z",
-                     *           "end": "2026-11-22T02:10:33.645Z",
+                     *           "start": "2026-11-25T16:32:40.244Z",
+                     *           "end": "2026-11-25T17:32:40.244Z",
                      *           "resolution": "5m"
                      *         },
                      *         "metrics": {
-                     *           "cpu_usage_percent": [
-                     *             {
-                     *               "timestamp": "2026-11-22T02:10:00.000Z",
-                     *               "value": 29.339
-                     *             }
-                     *           ],
-                     *           "memory_usage_mb": [
-                     *             {
-                     *               "timestamp": "2026-11-22T02:10:00.000Z",
-                     *               "value": 203.461
-                     *             }
-                     *           ]
+                     *           "cpu_usage_percent": [],
+                     *           "memory_usage_mb": []
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.645Z",
-                     *       "request_id": "req_01m80g9z19snnc9hv49m185tp7"
+                     *       "timestamp": "2026-11-25T17:32:40.244Z",
+                     *       "request_id": "req_01m89w8hxd000e7kznvtbq2nq5"
                      *     }
                      */
                     "application/json": {
@@ -15568,8 +15506,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.713Z",
-                     *       "request_id": "req_01m80gazarzeqvv6cypcexhwq3"
+                     *       "timestamp": "2026-11-25T17:33:11.617Z",
+                     *       "request_id": "req_01m89w9gj1000qmfdq5pqfefsm"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -15742,35 +15680,35 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "generated_at": "2026-11-22T02:10:33.658Z",
-                     *         "since": "2026-11-22T02:10:17.938Z",
+                     *         "generated_at": "2026-11-25T17:32:40.252Z",
+                     *         "since": "2026-11-25T17:32:31.094Z",
                      *         "totals": {
-                     *           "requests": 207,
+                     *           "requests": 211,
                      *           "errors": 28,
-                     *           "error_rate": 0.1353
+                     *           "error_rate": 0.1327
                      *         },
                      *         "routes": [
                      *           {
                      *             "method": "GET",
                      *             "route": "/api/v1/tasks/:task_id",
-                     *             "count": 59,
-                     *             "avg_ms": 3.45,
-                     *             "p95_ms": 13.37,
-                     *             "max_ms": 50.91,
+                     *             "count": 61,
+                     *             "avg_ms": 1.17,
+                     *             "p95_ms": 1.24,
+                     *             "max_ms": 15.38,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
                      *             "by_status": {
-                     *               "200": 59
+                     *               "200": 61
                      *             }
                      *           },
                      *           {
                      *             "method": "POST",
                      *             "route": "/api/v1/events",
                      *             "count": 6,
-                     *             "avg_ms": 37.07,
-                     *             "p95_ms": 53.33,
-                     *             "max_ms": 53.33,
+                     *             "avg_ms": 5.5,
+                     *             "p95_ms": 12.58,
+                     *             "max_ms": 12.58,
                      *             "error_count": 2,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.3333,
@@ -15784,9 +15722,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/auth/login",
                      *             "count": 5,
-                     *             "avg_ms": 79.97,
-                     *             "p95_ms": 102.1,
-                     *             "max_ms": 102.1,
+                     *             "avg_ms": 38.83,
+                     *             "p95_ms": 129.37,
+                     *             "max_ms": 129.37,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.2,
@@ -15799,9 +15737,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/admin/users",
                      *             "count": 4,
-                     *             "avg_ms": 126.52,
-                     *             "p95_ms": 286.4,
-                     *             "max_ms": 286.4,
+                     *             "avg_ms": 26.75,
+                     *             "p95_ms": 64.63,
+                     *             "max_ms": 64.63,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.25,
@@ -15811,12 +15749,27 @@ export interface operations {
                      *             }
                      *           },
                      *           {
+                     *             "method": "GET",
+                     *             "route": "/api/v1/events/:event_id",
+                     *             "count": 4,
+                     *             "avg_ms": 4.67,
+                     *             "p95_ms": 14.47,
+                     *             "max_ms": 14.49,
+                     *             "error_count": 1,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0.25,
+                     *             "by_status": {
+                     *               "200": 3,
+                     *               "410": 1
+                     *             }
+                     *           },
+                     *           {
                      *             "method": "POST",
                      *             "route": "/api/v1/admin/plugins/install",
                      *             "count": 4,
-                     *             "avg_ms": 116.35,
-                     *             "p95_ms": 250.6,
-                     *             "max_ms": 250.99,
+                     *             "avg_ms": 27.6,
+                     *             "p95_ms": 66.22,
+                     *             "max_ms": 66.22,
                      *             "error_count": 2,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -15830,9 +15783,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/admin/security/block-ip",
                      *             "count": 4,
-                     *             "avg_ms": 32.08,
-                     *             "p95_ms": 71.97,
-                     *             "max_ms": 72.24,
+                     *             "avg_ms": 5.73,
+                     *             "p95_ms": 14.65,
+                     *             "max_ms": 14.65,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.25,
@@ -15846,9 +15799,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/users",
                      *             "count": 3,
-                     *             "avg_ms": 146.15,
-                     *             "p95_ms": 357.92,
-                     *             "max_ms": 361.46,
+                     *             "avg_ms": 24.76,
+                     *             "p95_ms": 59.04,
+                     *             "max_ms": 59.35,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.3333,
@@ -15861,9 +15814,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/auth/refresh",
                      *             "count": 3,
-                     *             "avg_ms": 11.76,
-                     *             "p95_ms": 16.85,
-                     *             "max_ms": 16.85,
+                     *             "avg_ms": 5.11,
+                     *             "p95_ms": 11.84,
+                     *             "max_ms": 11.84,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.3333,
@@ -15873,27 +15826,12 @@ export interface operations {
                      *             }
                      *           },
                      *           {
-                     *             "method": "GET",
-                     *             "route": "/api/v1/events/:event_id",
-                     *             "count": 3,
-                     *             "avg_ms": 49.23,
-                     *             "p95_ms": 127.82,
-                     *             "max_ms": 128.64,
-                     *             "error_count": 1,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0.3333,
-                     *             "by_status": {
-                     *               "200": 2,
-                     *               "410": 1
-                     *             }
-                     *           },
-                     *           {
                      *             "method": "POST",
                      *             "route": "/api/v1/events/replay",
                      *             "count": 3,
-                     *             "avg_ms": 29.45,
-                     *             "p95_ms": 61.43,
-                     *             "max_ms": 61.94,
+                     *             "avg_ms": 7.6,
+                     *             "p95_ms": 13.64,
+                     *             "max_ms": 13.65,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.3333,
@@ -15906,9 +15844,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/plugins",
                      *             "count": 3,
-                     *             "avg_ms": 101.9,
-                     *             "p95_ms": 188.18,
-                     *             "max_ms": 188.18,
+                     *             "avg_ms": 18.6,
+                     *             "p95_ms": 28.24,
+                     *             "max_ms": 28.24,
                      *             "error_count": 2,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.6667,
@@ -15922,9 +15860,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/auth/change-password",
                      *             "count": 2,
-                     *             "avg_ms": 136.45,
-                     *             "p95_ms": 146.82,
-                     *             "max_ms": 148.02,
+                     *             "avg_ms": 18.67,
+                     *             "p95_ms": 20.67,
+                     *             "max_ms": 20.77,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -15937,9 +15875,9 @@ export interface operations {
                      *             "method": "PUT",
                      *             "route": "/api/v1/admin/users/:user_id",
                      *             "count": 2,
-                     *             "avg_ms": 53.71,
-                     *             "p95_ms": 104.29,
-                     *             "max_ms": 104.29,
+                     *             "avg_ms": 15.84,
+                     *             "p95_ms": 28.87,
+                     *             "max_ms": 28.87,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -15952,9 +15890,9 @@ export interface operations {
                      *             "method": "PATCH",
                      *             "route": "/api/v1/admin/users/:user_id",
                      *             "count": 2,
-                     *             "avg_ms": 44.24,
-                     *             "p95_ms": 84.33,
-                     *             "max_ms": 84.89,
+                     *             "avg_ms": 11.4,
+                     *             "p95_ms": 21.51,
+                     *             "max_ms": 21.71,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -15967,9 +15905,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/admin/users/:user_id/suspend",
                      *             "count": 2,
-                     *             "avg_ms": 38.59,
-                     *             "p95_ms": 71.29,
-                     *             "max_ms": 71.29,
+                     *             "avg_ms": 14.78,
+                     *             "p95_ms": 28.94,
+                     *             "max_ms": 28.97,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -15982,9 +15920,9 @@ export interface operations {
                      *             "method": "PUT",
                      *             "route": "/api/v1/users/:user_id",
                      *             "count": 2,
-                     *             "avg_ms": 27.79,
-                     *             "p95_ms": 54.55,
-                     *             "max_ms": 54.55,
+                     *             "avg_ms": 23.58,
+                     *             "p95_ms": 46.56,
+                     *             "max_ms": 46.61,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -15997,9 +15935,9 @@ export interface operations {
                      *             "method": "PATCH",
                      *             "route": "/api/v1/users/:user_id",
                      *             "count": 2,
-                     *             "avg_ms": 91.91,
-                     *             "p95_ms": 182.55,
-                     *             "max_ms": 182.81,
+                     *             "avg_ms": 27.5,
+                     *             "p95_ms": 54.55,
+                     *             "max_ms": 54.61,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -16012,9 +15950,9 @@ export interface operations {
                      *             "method": "DELETE",
                      *             "route": "/api/v1/users/:user_id",
                      *             "count": 2,
-                     *             "avg_ms": 5.52,
-                     *             "p95_ms": 9.16,
-                     *             "max_ms": 9.16,
+                     *             "avg_ms": 6.37,
+                     *             "p95_ms": 12.27,
+                     *             "max_ms": 12.27,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -16027,9 +15965,9 @@ export interface operations {
                      *             "method": "DELETE",
                      *             "route": "/api/v1/admin/users/:user_id",
                      *             "count": 2,
-                     *             "avg_ms": 2.2,
-                     *             "p95_ms": 3.19,
-                     *             "max_ms": 3.19,
+                     *             "avg_ms": 6.41,
+                     *             "p95_ms": 12.32,
+                     *             "max_ms": 12.32,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -16042,9 +15980,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/auth/api-keys",
                      *             "count": 2,
-                     *             "avg_ms": 29.38,
-                     *             "p95_ms": 38.68,
-                     *             "max_ms": 38.68,
+                     *             "avg_ms": 8.65,
+                     *             "p95_ms": 15.98,
+                     *             "max_ms": 16.05,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16056,9 +15994,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/admin/system/maintenance",
                      *             "count": 2,
-                     *             "avg_ms": 15.01,
-                     *             "p95_ms": 15.89,
-                     *             "max_ms": 15.89,
+                     *             "avg_ms": 7.03,
+                     *             "p95_ms": 11.54,
+                     *             "max_ms": 11.54,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16070,9 +16008,9 @@ export interface operations {
                      *             "method": "PUT",
                      *             "route": "/api/v1/config",
                      *             "count": 2,
-                     *             "avg_ms": 26.38,
-                     *             "p95_ms": 37.89,
-                     *             "max_ms": 37.89,
+                     *             "avg_ms": 9.41,
+                     *             "p95_ms": 15.98,
+                     *             "max_ms": 16.07,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -16085,9 +16023,9 @@ export interface operations {
                      *             "method": "PATCH",
                      *             "route": "/api/v1/config",
                      *             "count": 2,
-                     *             "avg_ms": 17.13,
-                     *             "p95_ms": 25.2,
-                     *             "max_ms": 25.2,
+                     *             "avg_ms": 4.06,
+                     *             "p95_ms": 5.8,
+                     *             "max_ms": 5.8,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -16100,9 +16038,9 @@ export interface operations {
                      *             "method": "PUT",
                      *             "route": "/api/v1/admin/config",
                      *             "count": 2,
-                     *             "avg_ms": 50.61,
-                     *             "p95_ms": 79.28,
-                     *             "max_ms": 79.28,
+                     *             "avg_ms": 6.93,
+                     *             "p95_ms": 12.33,
+                     *             "max_ms": 12.33,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -16115,9 +16053,9 @@ export interface operations {
                      *             "method": "PATCH",
                      *             "route": "/api/v1/admin/config",
                      *             "count": 2,
-                     *             "avg_ms": 30.99,
-                     *             "p95_ms": 38.19,
-                     *             "max_ms": 38.47,
+                     *             "avg_ms": 5.15,
+                     *             "p95_ms": 8.95,
+                     *             "max_ms": 8.95,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -16130,9 +16068,9 @@ export interface operations {
                      *             "method": "PATCH",
                      *             "route": "/api/v1/events/subscriptions/:subscription_id",
                      *             "count": 2,
-                     *             "avg_ms": 64.76,
-                     *             "p95_ms": 113.5,
-                     *             "max_ms": 114.33,
+                     *             "avg_ms": 12.63,
+                     *             "p95_ms": 23.74,
+                     *             "max_ms": 23.82,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16144,9 +16082,9 @@ export interface operations {
                      *             "method": "DELETE",
                      *             "route": "/api/v1/tasks/:task_id",
                      *             "count": 2,
-                     *             "avg_ms": 9.86,
-                     *             "p95_ms": 11.19,
-                     *             "max_ms": 11.2,
+                     *             "avg_ms": 3.8,
+                     *             "p95_ms": 6.96,
+                     *             "max_ms": 7,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -16159,9 +16097,9 @@ export interface operations {
                      *             "method": "PUT",
                      *             "route": "/api/v1/plugins/:plugin_id",
                      *             "count": 2,
-                     *             "avg_ms": 123.09,
-                     *             "p95_ms": 132.98,
-                     *             "max_ms": 133.41,
+                     *             "avg_ms": 31.94,
+                     *             "p95_ms": 34.59,
+                     *             "max_ms": 34.65,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16174,9 +16112,9 @@ export interface operations {
                      *             "method": "PATCH",
                      *             "route": "/api/v1/plugins/:plugin_id",
                      *             "count": 2,
-                     *             "avg_ms": 117.8,
-                     *             "p95_ms": 137.35,
-                     *             "max_ms": 137.35,
+                     *             "avg_ms": 27.8,
+                     *             "p95_ms": 32.6,
+                     *             "max_ms": 32.84,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16189,9 +16127,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/admin/security/alerts",
                      *             "count": 2,
-                     *             "avg_ms": 31.11,
-                     *             "p95_ms": 60.22,
-                     *             "max_ms": 60.75,
+                     *             "avg_ms": 7.79,
+                     *             "p95_ms": 15.01,
+                     *             "max_ms": 15.01,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16203,9 +16141,9 @@ export interface operations {
                      *             "method": "PATCH",
                      *             "route": "/api/v1/admin/security/alerts/:alert_id",
                      *             "count": 2,
-                     *             "avg_ms": 20.22,
-                     *             "p95_ms": 38.19,
-                     *             "max_ms": 38.57,
+                     *             "avg_ms": 6.99,
+                     *             "p95_ms": 13.11,
+                     *             "max_ms": 13.19,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -16218,9 +16156,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/security/scan/:scan_id",
                      *             "count": 2,
-                     *             "avg_ms": 30.24,
-                     *             "p95_ms": 59.04,
-                     *             "max_ms": 59.26,
+                     *             "avg_ms": 7.54,
+                     *             "p95_ms": 14.38,
+                     *             "max_ms": 14.38,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16232,9 +16170,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/components/diagnostics",
                      *             "count": 2,
-                     *             "avg_ms": 68.54,
-                     *             "p95_ms": 83.71,
-                     *             "max_ms": 83.71,
+                     *             "avg_ms": 36.3,
+                     *             "p95_ms": 62.2,
+                     *             "max_ms": 62.2,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16247,9 +16185,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/health",
                      *             "count": 1,
-                     *             "avg_ms": 37.96,
-                     *             "p95_ms": 37.96,
-                     *             "max_ms": 37.96,
+                     *             "avg_ms": 19.39,
+                     *             "p95_ms": 19.39,
+                     *             "max_ms": 19.39,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16261,9 +16199,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/ready",
                      *             "count": 1,
-                     *             "avg_ms": 11.4,
-                     *             "p95_ms": 11.4,
-                     *             "max_ms": 11.4,
+                     *             "avg_ms": 2.89,
+                     *             "p95_ms": 2.89,
+                     *             "max_ms": 2.89,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16275,9 +16213,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/status",
                      *             "count": 1,
-                     *             "avg_ms": 36.72,
-                     *             "p95_ms": 36.71,
-                     *             "max_ms": 36.72,
+                     *             "avg_ms": 34.85,
+                     *             "p95_ms": 34.59,
+                     *             "max_ms": 34.85,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16289,9 +16227,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/auth/me",
                      *             "count": 1,
-                     *             "avg_ms": 63.39,
-                     *             "p95_ms": 63.39,
-                     *             "max_ms": 63.39,
+                     *             "avg_ms": 7.46,
+                     *             "p95_ms": 7.46,
+                     *             "max_ms": 7.46,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16303,9 +16241,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/auth/sessions",
                      *             "count": 1,
-                     *             "avg_ms": 19.42,
-                     *             "p95_ms": 19.42,
-                     *             "max_ms": 19.42,
+                     *             "avg_ms": 1.4,
+                     *             "p95_ms": 1.4,
+                     *             "max_ms": 1.4,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16317,9 +16255,9 @@ export interface operations {
                      *             "method": "DELETE",
                      *             "route": "/api/v1/auth/sessions/:session_id",
                      *             "count": 1,
-                     *             "avg_ms": 11.21,
-                     *             "p95_ms": 11.19,
-                     *             "max_ms": 11.21,
+                     *             "avg_ms": 8.67,
+                     *             "p95_ms": 8.65,
+                     *             "max_ms": 8.67,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16331,9 +16269,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/admin/users",
                      *             "count": 1,
-                     *             "avg_ms": 89.58,
-                     *             "p95_ms": 89.49,
-                     *             "max_ms": 89.58,
+                     *             "avg_ms": 20.01,
+                     *             "p95_ms": 19.87,
+                     *             "max_ms": 20.01,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16345,9 +16283,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/admin/users/:user_id",
                      *             "count": 1,
-                     *             "avg_ms": 91.76,
-                     *             "p95_ms": 91.28,
-                     *             "max_ms": 91.76,
+                     *             "avg_ms": 24.67,
+                     *             "p95_ms": 24.67,
+                     *             "max_ms": 24.67,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16359,9 +16297,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/admin/users/:user_id/reset-password",
                      *             "count": 1,
-                     *             "avg_ms": 78.85,
-                     *             "p95_ms": 78.85,
-                     *             "max_ms": 78.85,
+                     *             "avg_ms": 36.66,
+                     *             "p95_ms": 36.66,
+                     *             "max_ms": 36.66,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16373,9 +16311,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/users",
                      *             "count": 1,
-                     *             "avg_ms": 53.17,
-                     *             "p95_ms": 53.17,
-                     *             "max_ms": 53.17,
+                     *             "avg_ms": 17.25,
+                     *             "p95_ms": 17.25,
+                     *             "max_ms": 17.25,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16387,9 +16325,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/users/:user_id",
                      *             "count": 1,
-                     *             "avg_ms": 51.32,
-                     *             "p95_ms": 51.32,
-                     *             "max_ms": 51.32,
+                     *             "avg_ms": 21.86,
+                     *             "p95_ms": 21.86,
+                     *             "max_ms": 21.86,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16401,9 +16339,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/admin/analytics/users",
                      *             "count": 1,
-                     *             "avg_ms": 18.18,
-                     *             "p95_ms": 18.18,
-                     *             "max_ms": 18.18,
+                     *             "avg_ms": 13.02,
+                     *             "p95_ms": 13.02,
+                     *             "max_ms": 13.02,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16415,9 +16353,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/auth/api-keys",
                      *             "count": 1,
-                     *             "avg_ms": 8.62,
-                     *             "p95_ms": 8.62,
-                     *             "max_ms": 8.62,
+                     *             "avg_ms": 4.79,
+                     *             "p95_ms": 4.77,
+                     *             "max_ms": 4.79,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16429,9 +16367,9 @@ export interface operations {
                      *             "method": "DELETE",
                      *             "route": "/api/v1/auth/api-keys/:key_id",
                      *             "count": 1,
-                     *             "avg_ms": 2.93,
-                     *             "p95_ms": 2.91,
-                     *             "max_ms": 2.93,
+                     *             "avg_ms": 6.47,
+                     *             "p95_ms": 6.43,
+                     *             "max_ms": 6.47,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16443,9 +16381,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/admin/system/maintenance",
                      *             "count": 1,
-                     *             "avg_ms": 12.76,
-                     *             "p95_ms": 12.76,
-                     *             "max_ms": 12.76,
+                     *             "avg_ms": 4.48,
+                     *             "p95_ms": 4.48,
+                     *             "max_ms": 4.48,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16457,9 +16395,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/config",
                      *             "count": 1,
-                     *             "avg_ms": 181.27,
-                     *             "p95_ms": 181.27,
-                     *             "max_ms": 181.27,
+                     *             "avg_ms": 35,
+                     *             "p95_ms": 35,
+                     *             "max_ms": 35,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16471,9 +16409,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/admin/config",
                      *             "count": 1,
-                     *             "avg_ms": 205.63,
-                     *             "p95_ms": 205.58,
-                     *             "max_ms": 205.63,
+                     *             "avg_ms": 28.59,
+                     *             "p95_ms": 28.38,
+                     *             "max_ms": 28.59,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16485,9 +16423,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/admin/config/reload",
                      *             "count": 1,
-                     *             "avg_ms": 41.9,
-                     *             "p95_ms": 41.9,
-                     *             "max_ms": 41.9,
+                     *             "avg_ms": 4.99,
+                     *             "p95_ms": 4.97,
+                     *             "max_ms": 4.99,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16499,9 +16437,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/cache/status",
                      *             "count": 1,
-                     *             "avg_ms": 18.18,
-                     *             "p95_ms": 18.18,
-                     *             "max_ms": 18.18,
+                     *             "avg_ms": 4.97,
+                     *             "p95_ms": 4.97,
+                     *             "max_ms": 4.97,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16513,9 +16451,9 @@ export interface operations {
                      *             "method": "DELETE",
                      *             "route": "/api/v1/cache",
                      *             "count": 1,
-                     *             "avg_ms": 23.6,
-                     *             "p95_ms": 23.6,
-                     *             "max_ms": 23.6,
+                     *             "avg_ms": 10.66,
+                     *             "p95_ms": 10.66,
+                     *             "max_ms": 10.66,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16527,9 +16465,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/admin/system/clear-cache",
                      *             "count": 1,
-                     *             "avg_ms": 31.16,
-                     *             "p95_ms": 31.16,
-                     *             "max_ms": 31.16,
+                     *             "avg_ms": 9.13,
+                     *             "p95_ms": 9.13,
+                     *             "max_ms": 9.13,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16541,9 +16479,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/events/subscriptions",
                      *             "count": 1,
-                     *             "avg_ms": 76.1,
-                     *             "p95_ms": 76.1,
-                     *             "max_ms": 76.1,
+                     *             "avg_ms": 20.41,
+                     *             "p95_ms": 20.27,
+                     *             "max_ms": 20.41,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16555,9 +16493,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/webhooks",
                      *             "count": 1,
-                     *             "avg_ms": 64.56,
-                     *             "p95_ms": 64.56,
-                     *             "max_ms": 64.56,
+                     *             "avg_ms": 72.16,
+                     *             "p95_ms": 71.97,
+                     *             "max_ms": 72.16,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16569,9 +16507,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/events/:event_id/audit",
                      *             "count": 1,
-                     *             "avg_ms": 16.26,
-                     *             "p95_ms": 16.26,
-                     *             "max_ms": 16.26,
+                     *             "avg_ms": 6.56,
+                     *             "p95_ms": 6.55,
+                     *             "max_ms": 6.56,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16583,9 +16521,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/events",
                      *             "count": 1,
-                     *             "avg_ms": 116.6,
-                     *             "p95_ms": 115.77,
-                     *             "max_ms": 116.6,
+                     *             "avg_ms": 9.66,
+                     *             "p95_ms": 9.66,
+                     *             "max_ms": 9.66,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16597,9 +16535,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/events/stats",
                      *             "count": 1,
-                     *             "avg_ms": 25.71,
-                     *             "p95_ms": 25.7,
-                     *             "max_ms": 25.71,
+                     *             "avg_ms": 7.64,
+                     *             "p95_ms": 7.64,
+                     *             "max_ms": 7.64,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16611,9 +16549,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/events/health",
                      *             "count": 1,
-                     *             "avg_ms": 25.24,
-                     *             "p95_ms": 25.2,
-                     *             "max_ms": 25.24,
+                     *             "avg_ms": 5.75,
+                     *             "p95_ms": 5.71,
+                     *             "max_ms": 5.75,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16625,9 +16563,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/events/subscriptions",
                      *             "count": 1,
-                     *             "avg_ms": 63.4,
-                     *             "p95_ms": 63.4,
-                     *             "max_ms": 63.4,
+                     *             "avg_ms": 21.09,
+                     *             "p95_ms": 21.08,
+                     *             "max_ms": 21.09,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16639,9 +16577,23 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/events/subscriptions/:subscription_id",
                      *             "count": 1,
-                     *             "avg_ms": 97.47,
-                     *             "p95_ms": 96.87,
-                     *             "max_ms": 97.47,
+                     *             "avg_ms": 13.46,
+                     *             "p95_ms": 13.37,
+                     *             "max_ms": 13.46,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "route": "/api/v1/events/subscriptions/:subscription_id/deliveries",
+                     *             "count": 1,
+                     *             "avg_ms": 26.39,
+                     *             "p95_ms": 26.22,
+                     *             "max_ms": 26.39,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16653,9 +16605,9 @@ export interface operations {
                      *             "method": "PUT",
                      *             "route": "/api/v1/events/subscriptions/:subscription_id",
                      *             "count": 1,
-                     *             "avg_ms": 103.56,
-                     *             "p95_ms": 102.8,
-                     *             "max_ms": 103.56,
+                     *             "avg_ms": 30.29,
+                     *             "p95_ms": 30.11,
+                     *             "max_ms": 30.29,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16667,9 +16619,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/webhooks",
                      *             "count": 1,
-                     *             "avg_ms": 28.19,
-                     *             "p95_ms": 28.19,
-                     *             "max_ms": 28.19,
+                     *             "avg_ms": 4.15,
+                     *             "p95_ms": 4.15,
+                     *             "max_ms": 4.15,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16681,9 +16633,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/events/stream",
                      *             "count": 1,
-                     *             "avg_ms": 1.44,
-                     *             "p95_ms": 1.44,
-                     *             "max_ms": 1.44,
+                     *             "avg_ms": 1.12,
+                     *             "p95_ms": 1.12,
+                     *             "max_ms": 1.12,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
                      *             "error_rate": 1,
@@ -16695,9 +16647,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/events/replay/:replay_id",
                      *             "count": 1,
-                     *             "avg_ms": 59.99,
-                     *             "p95_ms": 59.99,
-                     *             "max_ms": 59.99,
+                     *             "avg_ms": 15.99,
+                     *             "p95_ms": 15.98,
+                     *             "max_ms": 15.99,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16709,9 +16661,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/events/purge",
                      *             "count": 1,
-                     *             "avg_ms": 71.21,
-                     *             "p95_ms": 70.56,
-                     *             "max_ms": 71.21,
+                     *             "avg_ms": 12.07,
+                     *             "p95_ms": 12.07,
+                     *             "max_ms": 12.07,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16723,9 +16675,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/events/purge/:purge_id",
                      *             "count": 1,
-                     *             "avg_ms": 99.17,
-                     *             "p95_ms": 98.81,
-                     *             "max_ms": 99.17,
+                     *             "avg_ms": 19.72,
+                     *             "p95_ms": 19.72,
+                     *             "max_ms": 19.72,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16737,9 +16689,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/tasks",
                      *             "count": 1,
-                     *             "avg_ms": 81.99,
-                     *             "p95_ms": 81.99,
-                     *             "max_ms": 81.99,
+                     *             "avg_ms": 18.86,
+                     *             "p95_ms": 18.72,
+                     *             "max_ms": 18.86,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16751,9 +16703,9 @@ export interface operations {
                      *             "method": "DELETE",
                      *             "route": "/api/v1/webhooks/:webhook_id",
                      *             "count": 1,
-                     *             "avg_ms": 12.51,
-                     *             "p95_ms": 12.51,
-                     *             "max_ms": 12.51,
+                     *             "avg_ms": 6.82,
+                     *             "p95_ms": 6.82,
+                     *             "max_ms": 6.82,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -16764,6 +16716,216 @@ export interface operations {
                      *           {
                      *             "method": "DELETE",
                      *             "route": "/api/v1/events/subscriptions/:subscription_id",
+                     *             "count": 1,
+                     *             "avg_ms": 5.64,
+                     *             "p95_ms": 5.59,
+                     *             "max_ms": 5.64,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "route": "/api/v1/admin/plugins/available",
+                     *             "count": 1,
+                     *             "avg_ms": 29.98,
+                     *             "p95_ms": 29.98,
+                     *             "max_ms": 29.98,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "route": "/api/v1/ext/:plugin_id/*",
+                     *             "count": 1,
+                     *             "avg_ms": 7.02,
+                     *             "p95_ms": 6.96,
+                     *             "max_ms": 7.02,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "POST",
+                     *             "route": "/api/v1/ext/:plugin_id/*",
+                     *             "count": 1,
+                     *             "avg_ms": 2.02,
+                     *             "p95_ms": 2,
+                     *             "max_ms": 2.02,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "201": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "PUT",
+                     *             "route": "/api/v1/ext/:plugin_id/*",
+                     *             "count": 1,
+                     *             "avg_ms": 2.82,
+                     *             "p95_ms": 2.8,
+                     *             "max_ms": 2.82,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "PATCH",
+                     *             "route": "/api/v1/ext/:plugin_id/*",
+                     *             "count": 1,
+                     *             "avg_ms": 0.85,
+                     *             "p95_ms": 0.85,
+                     *             "max_ms": 0.85,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "DELETE",
+                     *             "route": "/api/v1/ext/:plugin_id/*",
+                     *             "count": 1,
+                     *             "avg_ms": 0.64,
+                     *             "p95_ms": 0.64,
+                     *             "max_ms": 0.64,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "route": "/api/v1/admin/plugins",
+                     *             "count": 1,
+                     *             "avg_ms": 8.47,
+                     *             "p95_ms": 8.47,
+                     *             "max_ms": 8.47,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "route": "/api/v1/plugins",
+                     *             "count": 1,
+                     *             "avg_ms": 8.1,
+                     *             "p95_ms": 8.1,
+                     *             "max_ms": 8.1,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "route": "/api/v1/admin/plugins/:plugin_id",
+                     *             "count": 1,
+                     *             "avg_ms": 22.24,
+                     *             "p95_ms": 22.24,
+                     *             "max_ms": 22.24,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "GET",
+                     *             "route": "/api/v1/plugins/:plugin_id",
+                     *             "count": 1,
+                     *             "avg_ms": 17.49,
+                     *             "p95_ms": 17.49,
+                     *             "max_ms": 17.49,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "POST",
+                     *             "route": "/api/v1/admin/plugins/:plugin_id/disable",
+                     *             "count": 1,
+                     *             "avg_ms": 20.62,
+                     *             "p95_ms": 20.62,
+                     *             "max_ms": 20.62,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "POST",
+                     *             "route": "/api/v1/admin/plugins/:plugin_id/enable",
+                     *             "count": 1,
+                     *             "avg_ms": 20.49,
+                     *             "p95_ms": 20.49,
+                     *             "max_ms": 20.49,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "POST",
+                     *             "route": "/api/v1/admin/plugins/:plugin_id/update",
+                     *             "count": 1,
+                     *             "avg_ms": 17.8,
+                     *             "p95_ms": 17.64,
+                     *             "max_ms": 17.8,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "202": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "DELETE",
+                     *             "route": "/api/v1/plugins/:plugin_id",
+                     *             "count": 1,
+                     *             "avg_ms": 9.73,
+                     *             "p95_ms": 9.73,
+                     *             "max_ms": 9.73,
+                     *             "error_count": 0,
+                     *             "server_error_count": 0,
+                     *             "error_rate": 0,
+                     *             "by_status": {
+                     *               "200": 1
+                     *             }
+                     *           },
+                     *           {
+                     *             "method": "DELETE",
+                     *             "route": "/api/v1/admin/plugins/:plugin_id",
                      *             "count": 1,
                      *             "avg_ms": 8.26,
                      *             "p95_ms": 8.26,
@@ -16777,221 +16939,11 @@ export interface operations {
                      *           },
                      *           {
                      *             "method": "GET",
-                     *             "route": "/api/v1/admin/plugins/available",
-                     *             "count": 1,
-                     *             "avg_ms": 176.02,
-                     *             "p95_ms": 175.46,
-                     *             "max_ms": 176.02,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "GET",
-                     *             "route": "/api/v1/ext/:plugin_id/*",
-                     *             "count": 1,
-                     *             "avg_ms": 8.19,
-                     *             "p95_ms": 8.15,
-                     *             "max_ms": 8.19,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "POST",
-                     *             "route": "/api/v1/ext/:plugin_id/*",
-                     *             "count": 1,
-                     *             "avg_ms": 3.85,
-                     *             "p95_ms": 3.84,
-                     *             "max_ms": 3.85,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "201": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "PUT",
-                     *             "route": "/api/v1/ext/:plugin_id/*",
-                     *             "count": 1,
-                     *             "avg_ms": 7.62,
-                     *             "p95_ms": 7.62,
-                     *             "max_ms": 7.62,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "PATCH",
-                     *             "route": "/api/v1/ext/:plugin_id/*",
-                     *             "count": 1,
-                     *             "avg_ms": 1.31,
-                     *             "p95_ms": 1.31,
-                     *             "max_ms": 1.31,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "DELETE",
-                     *             "route": "/api/v1/ext/:plugin_id/*",
-                     *             "count": 1,
-                     *             "avg_ms": 1.63,
-                     *             "p95_ms": 1.63,
-                     *             "max_ms": 1.63,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "GET",
-                     *             "route": "/api/v1/admin/plugins",
-                     *             "count": 1,
-                     *             "avg_ms": 112.55,
-                     *             "p95_ms": 112.55,
-                     *             "max_ms": 112.55,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "GET",
-                     *             "route": "/api/v1/plugins",
-                     *             "count": 1,
-                     *             "avg_ms": 43.29,
-                     *             "p95_ms": 43.01,
-                     *             "max_ms": 43.29,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "GET",
-                     *             "route": "/api/v1/admin/plugins/:plugin_id",
-                     *             "count": 1,
-                     *             "avg_ms": 60.63,
-                     *             "p95_ms": 60.22,
-                     *             "max_ms": 60.63,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "GET",
-                     *             "route": "/api/v1/plugins/:plugin_id",
-                     *             "count": 1,
-                     *             "avg_ms": 56.25,
-                     *             "p95_ms": 56.25,
-                     *             "max_ms": 56.25,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "POST",
-                     *             "route": "/api/v1/admin/plugins/:plugin_id/disable",
-                     *             "count": 1,
-                     *             "avg_ms": 40.65,
-                     *             "p95_ms": 40.53,
-                     *             "max_ms": 40.65,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "POST",
-                     *             "route": "/api/v1/admin/plugins/:plugin_id/enable",
-                     *             "count": 1,
-                     *             "avg_ms": 64.44,
-                     *             "p95_ms": 63.91,
-                     *             "max_ms": 64.44,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "POST",
-                     *             "route": "/api/v1/admin/plugins/:plugin_id/update",
-                     *             "count": 1,
-                     *             "avg_ms": 98.96,
-                     *             "p95_ms": 98.81,
-                     *             "max_ms": 98.96,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "202": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "DELETE",
-                     *             "route": "/api/v1/plugins/:plugin_id",
-                     *             "count": 1,
-                     *             "avg_ms": 30.45,
-                     *             "p95_ms": 30.45,
-                     *             "max_ms": 30.45,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "DELETE",
-                     *             "route": "/api/v1/admin/plugins/:plugin_id",
-                     *             "count": 1,
-                     *             "avg_ms": 21.76,
-                     *             "p95_ms": 21.76,
-                     *             "max_ms": 21.76,
-                     *             "error_count": 0,
-                     *             "server_error_count": 0,
-                     *             "error_rate": 0,
-                     *             "by_status": {
-                     *               "200": 1
-                     *             }
-                     *           },
-                     *           {
-                     *             "method": "GET",
                      *             "route": "/api/v1/admin/security/alerts/:alert_id",
                      *             "count": 1,
-                     *             "avg_ms": 24.35,
-                     *             "p95_ms": 24.22,
-                     *             "max_ms": 24.35,
+                     *             "avg_ms": 13.69,
+                     *             "p95_ms": 13.64,
+                     *             "max_ms": 13.69,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17003,9 +16955,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/security/scan",
                      *             "count": 1,
-                     *             "avg_ms": 42.22,
-                     *             "p95_ms": 42.17,
-                     *             "max_ms": 42.22,
+                     *             "avg_ms": 12.66,
+                     *             "p95_ms": 12.6,
+                     *             "max_ms": 12.66,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17017,9 +16969,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/security/status",
                      *             "count": 1,
-                     *             "avg_ms": 40.94,
-                     *             "p95_ms": 40.94,
-                     *             "max_ms": 40.94,
+                     *             "avg_ms": 10.06,
+                     *             "p95_ms": 10.06,
+                     *             "max_ms": 10.06,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17031,9 +16983,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/admin/security/blocked-ips",
                      *             "count": 1,
-                     *             "avg_ms": 44.63,
-                     *             "p95_ms": 44.63,
-                     *             "max_ms": 44.63,
+                     *             "avg_ms": 9.29,
+                     *             "p95_ms": 9.29,
+                     *             "max_ms": 9.29,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17045,9 +16997,9 @@ export interface operations {
                      *             "method": "DELETE",
                      *             "route": "/api/v1/admin/security/blocked-ips/:ip",
                      *             "count": 1,
-                     *             "avg_ms": 20.14,
-                     *             "p95_ms": 20.14,
-                     *             "max_ms": 20.14,
+                     *             "avg_ms": 7.96,
+                     *             "p95_ms": 7.96,
+                     *             "max_ms": 7.96,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17059,9 +17011,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/services",
                      *             "count": 1,
-                     *             "avg_ms": 54.18,
-                     *             "p95_ms": 54.18,
-                     *             "max_ms": 54.18,
+                     *             "avg_ms": 15.98,
+                     *             "p95_ms": 15.98,
+                     *             "max_ms": 15.98,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17073,9 +17025,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/services/:service_name",
                      *             "count": 1,
-                     *             "avg_ms": 33.59,
-                     *             "p95_ms": 33.59,
-                     *             "max_ms": 33.59,
+                     *             "avg_ms": 13.64,
+                     *             "p95_ms": 13.64,
+                     *             "max_ms": 13.64,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17087,9 +17039,9 @@ export interface operations {
                      *             "method": "POST",
                      *             "route": "/api/v1/services/:service_name/restart",
                      *             "count": 1,
-                     *             "avg_ms": 13.99,
-                     *             "p95_ms": 13.91,
-                     *             "max_ms": 13.99,
+                     *             "avg_ms": 11.25,
+                     *             "p95_ms": 11.19,
+                     *             "max_ms": 11.25,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17101,9 +17053,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/components/health",
                      *             "count": 1,
-                     *             "avg_ms": 24.48,
-                     *             "p95_ms": 24.48,
-                     *             "max_ms": 24.48,
+                     *             "avg_ms": 6.17,
+                     *             "p95_ms": 6.17,
+                     *             "max_ms": 6.17,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17115,9 +17067,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/admin/system/health",
                      *             "count": 1,
-                     *             "avg_ms": 32.25,
-                     *             "p95_ms": 31.96,
-                     *             "max_ms": 32.25,
+                     *             "avg_ms": 8.25,
+                     *             "p95_ms": 8.25,
+                     *             "max_ms": 8.25,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17129,9 +17081,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/metrics",
                      *             "count": 1,
-                     *             "avg_ms": 21.94,
-                     *             "p95_ms": 21.94,
-                     *             "max_ms": 21.94,
+                     *             "avg_ms": 10.22,
+                     *             "p95_ms": 10.13,
+                     *             "max_ms": 10.22,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17143,9 +17095,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/metrics/summary",
                      *             "count": 1,
-                     *             "avg_ms": 12.62,
-                     *             "p95_ms": 12.6,
-                     *             "max_ms": 12.62,
+                     *             "avg_ms": 5.62,
+                     *             "p95_ms": 5.59,
+                     *             "max_ms": 5.62,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17157,9 +17109,9 @@ export interface operations {
                      *             "method": "GET",
                      *             "route": "/api/v1/admin/system/metrics",
                      *             "count": 1,
-                     *             "avg_ms": 10.37,
-                     *             "p95_ms": 10.34,
-                     *             "max_ms": 10.37,
+                     *             "avg_ms": 7.79,
+                     *             "p95_ms": 7.79,
+                     *             "max_ms": 7.79,
                      *             "error_count": 0,
                      *             "server_error_count": 0,
                      *             "error_rate": 0,
@@ -17171,41 +17123,40 @@ export interface operations {
                      *         "slowest_routes": [
                      *           {
                      *             "method": "POST",
-                     *             "route": "/api/v1/users",
-                     *             "count": 3,
-                     *             "avg_ms": 146.15,
-                     *             "p95_ms": 357.92,
-                     *             "max_ms": 361.46,
+                     *             "route": "/api/v1/auth/login",
+                     *             "count": 5,
+                     *             "avg_ms": 38.83,
+                     *             "p95_ms": 129.37,
+                     *             "max_ms": 129.37,
                      *             "error_count": 1,
                      *             "server_error_count": 0,
-                     *             "error_rate": 0.3333,
+                     *             "error_rate": 0.2,
                      *             "by_status": {
-                     *               "201": 2,
-                     *               "409": 1
+                     *               "200": 4,
+                     *               "401": 1
                      *             }
                      *           },
                      *           {
                      *             "method": "POST",
-                     *             "route": "/api/v1/admin/users",
-                     *             "count": 4,
-                     *             "avg_ms": 126.52,
-                     *             "p95_ms": 286.4,
-                     *             "max_ms": 286.4,
-                     *             "error_count": 1,
+                     *             "route": "/api/v1/webhooks",
+                     *             "count": 1,
+                     *             "avg_ms": 72.16,
+                     *             "p95_ms": 71.97,
+                     *             "max_ms": 72.16,
+                     *             "error_count": 0,
                      *             "server_error_count": 0,
-                     *             "error_rate": 0.25,
+                     *             "error_rate": 0,
                      *             "by_status": {
-                     *               "201": 3,
-                     *               "409": 1
+                     *               "201": 1
                      *             }
                      *           },
                      *           {
                      *             "method": "POST",
                      *             "route": "/api/v1/admin/plugins/install",
                      *             "count": 4,
-                     *             "avg_ms": 116.35,
-                     *             "p95_ms": 250.6,
-                     *             "max_ms": 250.99,
+                     *             "avg_ms": 27.6,
+                     *             "p95_ms": 66.22,
+                     *             "max_ms": 66.22,
                      *             "error_count": 2,
                      *             "server_error_count": 0,
                      *             "error_rate": 0.5,
@@ -17216,33 +17167,33 @@ export interface operations {
                      *             }
                      *           },
                      *           {
-                     *             "method": "GET",
-                     *             "route": "/api/v1/admin/config",
-                     *             "count": 1,
-                     *             "avg_ms": 205.63,
-                     *             "p95_ms": 205.58,
-                     *             "max_ms": 205.63,
-                     *             "error_count": 0,
+                     *             "method": "POST",
+                     *             "route": "/api/v1/admin/users",
+                     *             "count": 4,
+                     *             "avg_ms": 26.75,
+                     *             "p95_ms": 64.63,
+                     *             "max_ms": 64.63,
+                     *             "error_count": 1,
                      *             "server_error_count": 0,
-                     *             "error_rate": 0,
+                     *             "error_rate": 0.25,
                      *             "by_status": {
-                     *               "200": 1
+                     *               "201": 3,
+                     *               "409": 1
                      *             }
                      *           },
                      *           {
                      *             "method": "POST",
-                     *             "route": "/api/v1/plugins",
-                     *             "count": 3,
-                     *             "avg_ms": 101.9,
-                     *             "p95_ms": 188.18,
-                     *             "max_ms": 188.18,
-                     *             "error_count": 2,
+                     *             "route": "/api/v1/components/diagnostics",
+                     *             "count": 2,
+                     *             "avg_ms": 36.3,
+                     *             "p95_ms": 62.2,
+                     *             "max_ms": 62.2,
+                     *             "error_count": 0,
                      *             "server_error_count": 0,
-                     *             "error_rate": 0.6667,
+                     *             "error_rate": 0,
                      *             "by_status": {
-                     *               "201": 1,
-                     *               "404": 1,
-                     *               "409": 1
+                     *               "200": 1,
+                     *               "202": 1
                      *             }
                      *           }
                      *         ],
@@ -17282,6 +17233,12 @@ export interface operations {
                      *               "count": 1
                      *             },
                      *             {
+                     *               "method": "GET",
+                     *               "route": "/api/v1/events/:event_id",
+                     *               "status": 410,
+                     *               "count": 1
+                     *             },
+                     *             {
                      *               "method": "POST",
                      *               "route": "/api/v1/admin/plugins/install",
                      *               "status": 404,
@@ -17309,12 +17266,6 @@ export interface operations {
                      *               "method": "POST",
                      *               "route": "/api/v1/auth/refresh",
                      *               "status": 401,
-                     *               "count": 1
-                     *             },
-                     *             {
-                     *               "method": "GET",
-                     *               "route": "/api/v1/events/:event_id",
-                     *               "status": 410,
                      *               "count": 1
                      *             },
                      *             {
@@ -17380,8 +17331,8 @@ export interface operations {
                      *           ]
                      *         },
                      *         "memory": {
-                     *           "rss_mb": 229.34,
-                     *           "heap_used_mb": 97.25,
+                     *           "rss_mb": 252.28,
+                     *           "heap_used_mb": 102.28,
                      *           "heap_limit_mb": 4144
                      *         },
                      *         "thresholds": {
@@ -17389,8 +17340,8 @@ export interface operations {
                      *         },
                      *         "recommendations": []
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.658Z",
-                     *       "request_id": "req_01m80g9z1mx0bb67crsm68z7gb"
+                     *       "timestamp": "2026-11-25T17:32:40.252Z",
+                     *       "request_id": "req_01m89w8hxn000jcka51j5c43c5"
                      *     }
                      */
                     "application/json": {
@@ -17618,8 +17569,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.714Z",
-                     *       "request_id": "req_01m80gazasgjgx9ceyt83m2kp3"
+                     *       "timestamp": "2026-11-25T17:33:11.617Z",
+                     *       "request_id": "req_01m89w9gj1001wyf1s8t2r8nf9"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -17792,13 +17743,13 @@ export interface operations {
                      *         "status": "completed",
                      *         "reason": "Apply new settings",
                      *         "requested_by": "admin",
-                     *         "requested_at": "2026-11-22T02:10:34.625Z",
+                     *         "requested_at": "2026-11-25T17:32:40.538Z",
                      *         "delay_seconds": 30,
-                     *         "scheduled_for": "2026-11-22T02:11:04.625Z",
+                     *         "scheduled_for": "2026-11-25T17:33:10.538Z",
                      *         "notify_users": true,
-                     *         "started_at": "2026-11-22T02:11:04.626Z",
-                     *         "completed_at": "2026-11-22T02:11:04.658Z",
-                     *         "duration_ms": 31.86,
+                     *         "started_at": "2026-11-25T17:33:10.538Z",
+                     *         "completed_at": "2026-11-25T17:33:10.548Z",
+                     *         "duration_ms": 9.47,
                      *         "services": [
                      *           "database",
                      *           "cluster_state",
@@ -17818,8 +17769,8 @@ export interface operations {
                      *         ],
                      *         "error": null
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:04.713Z",
-                     *       "request_id": "req_01m80gaxc9aq0zv2ssw0ba2qk4"
+                     *       "timestamp": "2026-11-25T17:33:10.594Z",
+                     *       "request_id": "req_01m89w9fj2000tq3x634zfev1d"
                      *     }
                      */
                     "application/json": {
@@ -18104,9 +18055,9 @@ export interface operations {
                      *         "status": "scheduled",
                      *         "reason": "Apply new settings",
                      *         "requested_by": "admin",
-                     *         "requested_at": "2026-11-22T02:10:34.625Z",
+                     *         "requested_at": "2026-11-25T17:32:40.538Z",
                      *         "delay_seconds": 30,
-                     *         "scheduled_for": "2026-11-22T02:11:04.625Z",
+                     *         "scheduled_for": "2026-11-25T17:33:10.538Z",
                      *         "notify_users": true,
                      *         "started_at": null,
                      *         "completed_at": null,
@@ -18130,9 +18081,9 @@ export interface operations {
                      *         ],
                      *         "error": null
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:34.626Z",
-                     *       "request_id": "req_01m80g9zzytj75hhs11q7wtc3y",
-                     *       "message": "Restart scheduled for 2026-11-22T02:11:04.625Z"
+                     *       "timestamp": "2026-11-25T17:32:40.538Z",
+                     *       "request_id": "req_01m89w8j6m000gnvcffm7wyhfk",
+                     *       "message": "Restart scheduled for 2026-11-25T17:33:10.538Z"
                      *     }
                      */
                     "application/json": {
@@ -18294,11 +18245,11 @@ export interface operations {
                      *         "message": "A restart is already scheduled",
                      *         "details": {
                      *           "status": "scheduled",
-                     *           "scheduled_for": "2026-11-22T02:11:04.625Z"
+                     *           "scheduled_for": "2026-11-25T17:33:10.538Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:34.688Z",
-                     *       "request_id": "req_01m80ga01yccjewvmgfsh2geqt"
+                     *       "timestamp": "2026-11-25T17:32:40.550Z",
+                     *       "request_id": "req_01m89w8j75000frqqqdcrgf405"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -18401,8 +18352,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.808Z",
-                     *       "request_id": "req_01m80gazdrxyh54htecpbbjynt"
+                     *       "timestamp": "2026-11-25T17:33:11.630Z",
+                     *       "request_id": "req_01m89w9gje0003gb527hm6y9av"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -18585,7 +18536,7 @@ export interface operations {
                      *       "data": {
                      *         "users": [
                      *           {
-                     *             "id": "usr_01m80g9hpaxs5enq3x79v5sm5n",
+                     *             "id": "usr_01m89w89np0004kxrbjd14nf6h",
                      *             "username": "contractor",
                      *             "email": "contractor@example.com",
                      *             "full_name": "",
@@ -18596,11 +18547,11 @@ export interface operations {
                      *             "email_verified": false,
                      *             "last_login": null,
                      *             "login_count": 0,
-                     *             "created_at": "2026-11-22T02:10:19.978Z",
-                     *             "updated_at": "2026-11-22T02:10:19.978Z"
+                     *             "created_at": "2026-11-25T17:32:31.798Z",
+                     *             "updated_at": "2026-11-25T17:32:31.798Z"
                      *           },
                      *           {
-                     *             "id": "usr_01m80g9hmdayjkb3vfx9twgzhv",
+                     *             "id": "usr_01m89w89n9000ztd6tq6y8v339",
                      *             "username": "former.employee",
                      *             "email": "former.employee@example.com",
                      *             "full_name": "",
@@ -18611,11 +18562,11 @@ export interface operations {
                      *             "email_verified": false,
                      *             "last_login": null,
                      *             "login_count": 0,
-                     *             "created_at": "2026-11-22T02:10:19.917Z",
-                     *             "updated_at": "2026-11-22T02:10:19.917Z"
+                     *             "created_at": "2026-11-25T17:32:31.785Z",
+                     *             "updated_at": "2026-11-25T17:32:31.785Z"
                      *           },
                      *           {
-                     *             "id": "usr_01m80g9hgth1402ygn81jjwt48",
+                     *             "id": "usr_01m89w89mt000he2cszpjjwvm1",
                      *             "username": "ops.admin",
                      *             "email": "ops@example.com",
                      *             "full_name": "Olga Petrova",
@@ -18626,8 +18577,8 @@ export interface operations {
                      *             "email_verified": false,
                      *             "last_login": null,
                      *             "login_count": 0,
-                     *             "created_at": "2026-11-22T02:10:19.802Z",
-                     *             "updated_at": "2026-11-22T02:10:19.802Z"
+                     *             "created_at": "2026-11-25T17:32:31.769Z",
+                     *             "updated_at": "2026-11-25T17:32:31.769Z"
                      *           }
                      *         ],
                      *         "pagination": {
@@ -18639,8 +18590,8 @@ export interface operations {
                      *           "has_prev": false
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:20.659Z",
-                     *       "request_id": "req_01m80g9japtdmhzyzzr15cdedp"
+                     *       "timestamp": "2026-11-25T17:32:31.930Z",
+                     *       "request_id": "req_01m89w89sd000s6p289sfz7ymk"
                      *     }
                      */
                     "application/json": {
@@ -18826,8 +18777,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.151Z",
-                     *       "request_id": "req_01m80gazrf88n8y9xej7ymsw2a"
+                     *       "timestamp": "2026-11-25T17:33:11.673Z",
+                     *       "request_id": "req_01m89w9gks0015qad5kqvcqh87"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -19033,7 +18984,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "user": {
-                     *           "id": "usr_01m80g9gwvtk77y9v8rng7wdwq",
+                     *           "id": "usr_01m89w89h20000bq1zcv5cq7fv",
                      *           "username": "jdoe",
                      *           "email": "jdoe@example.com",
                      *           "full_name": "Jane Doe",
@@ -19044,8 +18995,8 @@ export interface operations {
                      *           "email_verified": false,
                      *           "last_login": null,
                      *           "login_count": 0,
-                     *           "created_at": "2026-11-22T02:10:19.163Z",
-                     *           "updated_at": "2026-11-22T02:10:19.163Z",
+                     *           "created_at": "2026-11-25T17:32:31.650Z",
+                     *           "updated_at": "2026-11-25T17:32:31.650Z",
                      *           "permissions": [
                      *             "events:emit",
                      *             "events:subscribe",
@@ -19067,20 +19018,20 @@ export interface operations {
                      *             "login_count": 0,
                      *             "failed_login_attempts": 0,
                      *             "locked_until": null,
-                     *             "last_password_change": "2026-11-22T02:10:19.163Z",
+                     *             "last_password_change": "2026-11-25T17:32:31.650Z",
                      *             "password_change_required": false,
                      *             "suspended_until": null,
                      *             "suspension_reason": null,
-                     *             "created_at": "2026-11-22T02:10:19.163Z",
-                     *             "updated_at": "2026-11-22T02:10:19.163Z"
+                     *             "created_at": "2026-11-25T17:32:31.650Z",
+                     *             "updated_at": "2026-11-25T17:32:31.650Z"
                      *           },
                      *           "sessions": [],
                      *           "api_keys": []
                      *         },
                      *         "email_delivery": "logged"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:19.172Z",
-                     *       "request_id": "req_01m80g9grrg4c5n15aecvf0bgm"
+                     *       "timestamp": "2026-11-25T17:32:31.654Z",
+                     *       "request_id": "req_01m89w89fx000e2hy48zfzxe7t"
                      *     }
                      */
                     "application/json": {
@@ -19310,8 +19261,8 @@ export interface operations {
                      *           "value": "jdoe"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:19.340Z",
-                     *       "request_id": "req_01m80g9h1tv4hc4xcck2h1k5me"
+                     *       "timestamp": "2026-11-25T17:32:31.693Z",
+                     *       "request_id": "req_01m89w89hy000gmnfvn0b7yy2z"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -19414,8 +19365,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.152Z",
-                     *       "request_id": "req_01m80gazrgs6548kgaevsg7trx"
+                     *       "timestamp": "2026-11-25T17:33:11.674Z",
+                     *       "request_id": "req_01m89w9gks0029kv34n4j3hpp6"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -19588,7 +19539,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "user": {
-                     *           "id": "usr_01m80g9gwvtk77y9v8rng7wdwq",
+                     *           "id": "usr_01m89w89h20000bq1zcv5cq7fv",
                      *           "username": "jdoe",
                      *           "email": "jdoe@example.com",
                      *           "full_name": "Jane Doe",
@@ -19597,10 +19548,10 @@ export interface operations {
                      *           ],
                      *           "status": "active",
                      *           "email_verified": false,
-                     *           "last_login": "2026-11-22T02:10:20.234Z",
+                     *           "last_login": "2026-11-25T17:32:31.853Z",
                      *           "login_count": 3,
-                     *           "created_at": "2026-11-22T02:10:19.163Z",
-                     *           "updated_at": "2026-11-22T02:10:20.626Z",
+                     *           "created_at": "2026-11-25T17:32:31.650Z",
+                     *           "updated_at": "2026-11-25T17:32:31.914Z",
                      *           "permissions": [
                      *             "events:emit",
                      *             "events:subscribe",
@@ -19618,48 +19569,48 @@ export interface operations {
                      *             "notifications": true
                      *           },
                      *           "metadata": {
-                     *             "last_login": "2026-11-22T02:10:20.234Z",
+                     *             "last_login": "2026-11-25T17:32:31.853Z",
                      *             "login_count": 3,
                      *             "failed_login_attempts": 0,
                      *             "locked_until": null,
-                     *             "last_password_change": "2026-11-22T02:10:20.626Z",
+                     *             "last_password_change": "2026-11-25T17:32:31.914Z",
                      *             "password_change_required": false,
                      *             "suspended_until": null,
                      *             "suspension_reason": null,
-                     *             "created_at": "2026-11-22T02:10:19.163Z",
-                     *             "updated_at": "2026-11-22T02:10:20.626Z"
+                     *             "created_at": "2026-11-25T17:32:31.650Z",
+                     *             "updated_at": "2026-11-25T17:32:31.914Z"
                      *           },
                      *           "sessions": [
                      *             {
-                     *               "id": "ses_01m80g9hyawtz0gds8cxvwt6hj",
+                     *               "id": "ses_01m89w89qc000f247eeh8yzycy",
                      *               "device": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *               "ip_address": "203.0.113.24",
                      *               "location": "unknown",
-                     *               "last_activity": "2026-11-22T02:10:20.240Z",
+                     *               "last_activity": "2026-11-25T17:32:31.856Z",
                      *               "is_active": false
                      *             },
                      *             {
-                     *               "id": "ses_01m80g9hv1zwvh1dhx274mx3rh",
+                     *               "id": "ses_01m89w89pj000mme94yjfrzvc6",
                      *               "device": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *               "ip_address": "203.0.113.24",
                      *               "location": "unknown",
-                     *               "last_activity": "2026-11-22T02:10:20.151Z",
+                     *               "last_activity": "2026-11-25T17:32:31.839Z",
                      *               "is_active": true
                      *             },
                      *             {
-                     *               "id": "ses_01m80g9hr2ef0qtz4bg04bd65e",
+                     *               "id": "ses_01m89w89p4000shv796thj142k",
                      *               "device": "platform-cli/0.1.0",
                      *               "ip_address": "203.0.113.24",
                      *               "location": "unknown",
-                     *               "last_activity": "2026-11-22T02:10:20.034Z",
+                     *               "last_activity": "2026-11-25T17:32:31.812Z",
                      *               "is_active": false
                      *             }
                      *           ],
                      *           "api_keys": []
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:20.735Z",
-                     *       "request_id": "req_01m80g9jdje98q90q2qenmgsc9"
+                     *       "timestamp": "2026-11-25T17:32:31.949Z",
+                     *       "request_id": "req_01m89w89t20000zemttf6p5cws"
                      *     }
                      */
                     "application/json": {
@@ -19880,14 +19831,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "user 'usr_01m80gaz9cwe4h61etr83tgq8k' does not exist",
+                     *         "message": "user 'usr_01m89w9ghr000tw0bty424hwav' does not exist",
                      *         "details": {
                      *           "resource": "user",
-                     *           "id": "usr_01m80gaz9cwe4h61etr83tgq8k"
+                     *           "id": "usr_01m89w9ghr000tw0bty424hwav"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.160Z",
-                     *       "request_id": "req_01m80gazrhn7s5aq0n23ekgq8x"
+                     *       "timestamp": "2026-11-25T17:33:11.674Z",
+                     *       "request_id": "req_01m89w9gkt000td3g4zn6rbz85"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -19926,8 +19877,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.165Z",
-                     *       "request_id": "req_01m80gazrv920m7z2pa51b7byc"
+                     *       "timestamp": "2026-11-25T17:33:11.675Z",
+                     *       "request_id": "req_01m89w9gkv000zyky7kzrq225k"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -20132,7 +20083,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "user": {
-                     *           "id": "usr_01m80g9gwvtk77y9v8rng7wdwq",
+                     *           "id": "usr_01m89w89h20000bq1zcv5cq7fv",
                      *           "username": "jdoe",
                      *           "email": "jdoe@example.com",
                      *           "full_name": "Jane Q. Doe",
@@ -20142,10 +20093,10 @@ export interface operations {
                      *           ],
                      *           "status": "active",
                      *           "email_verified": false,
-                     *           "last_login": "2026-11-22T02:10:20.234Z",
+                     *           "last_login": "2026-11-25T17:32:31.853Z",
                      *           "login_count": 3,
-                     *           "created_at": "2026-11-22T02:10:19.163Z",
-                     *           "updated_at": "2026-11-22T02:10:20.847Z",
+                     *           "created_at": "2026-11-25T17:32:31.650Z",
+                     *           "updated_at": "2026-11-25T17:32:31.975Z",
                      *           "permissions": [
                      *             "events:emit",
                      *             "events:subscribe",
@@ -20165,48 +20116,48 @@ export interface operations {
                      *             "notifications": true
                      *           },
                      *           "metadata": {
-                     *             "last_login": "2026-11-22T02:10:20.234Z",
+                     *             "last_login": "2026-11-25T17:32:31.853Z",
                      *             "login_count": 3,
                      *             "failed_login_attempts": 0,
                      *             "locked_until": null,
-                     *             "last_password_change": "2026-11-22T02:10:20.626Z",
+                     *             "last_password_change": "2026-11-25T17:32:31.914Z",
                      *             "password_change_required": false,
                      *             "suspended_until": null,
                      *             "suspension_reason": null,
-                     *             "created_at": "2026-11-22T02:10:19.163Z",
-                     *             "updated_at": "2026-11-22T02:10:20.847Z"
+                     *             "created_at": "2026-11-25T17:32:31.650Z",
+                     *             "updated_at": "2026-11-25T17:32:31.975Z"
                      *           },
                      *           "sessions": [
                      *             {
-                     *               "id": "ses_01m80g9hyawtz0gds8cxvwt6hj",
+                     *               "id": "ses_01m89w89qc000f247eeh8yzycy",
                      *               "device": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *               "ip_address": "203.0.113.24",
                      *               "location": "unknown",
-                     *               "last_activity": "2026-11-22T02:10:20.240Z",
+                     *               "last_activity": "2026-11-25T17:32:31.856Z",
                      *               "is_active": false
                      *             },
                      *             {
-                     *               "id": "ses_01m80g9hv1zwvh1dhx274mx3rh",
+                     *               "id": "ses_01m89w89pj000mme94yjfrzvc6",
                      *               "device": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *               "ip_address": "203.0.113.24",
                      *               "location": "unknown",
-                     *               "last_activity": "2026-11-22T02:10:20.151Z",
+                     *               "last_activity": "2026-11-25T17:32:31.839Z",
                      *               "is_active": true
                      *             },
                      *             {
-                     *               "id": "ses_01m80g9hr2ef0qtz4bg04bd65e",
+                     *               "id": "ses_01m89w89p4000shv796thj142k",
                      *               "device": "platform-cli/0.1.0",
                      *               "ip_address": "203.0.113.24",
                      *               "location": "unknown",
-                     *               "last_activity": "2026-11-22T02:10:20.034Z",
+                     *               "last_activity": "2026-11-25T17:32:31.812Z",
                      *               "is_active": false
                      *             }
                      *           ],
                      *           "api_keys": []
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:20.848Z",
-                     *       "request_id": "req_01m80g9jgfq88mshm3pxsyg842"
+                     *       "timestamp": "2026-11-25T17:32:31.977Z",
+                     *       "request_id": "req_01m89w89tw0009b75p8wbbev4d"
                      *     }
                      */
                     "application/json": {
@@ -20427,14 +20378,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "user 'usr_01m80gaz9cwe4h61etr83tgq8k' does not exist",
+                     *         "message": "user 'usr_01m89w9ghr000tw0bty424hwav' does not exist",
                      *         "details": {
                      *           "resource": "user",
-                     *           "id": "usr_01m80gaz9cwe4h61etr83tgq8k"
+                     *           "id": "usr_01m89w9ghr000tw0bty424hwav"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.170Z",
-                     *       "request_id": "req_01m80gazrzthm8aba9q24fd4dd"
+                     *       "timestamp": "2026-11-25T17:33:11.675Z",
+                     *       "request_id": "req_01m89w9gkv0015wcpd5b3hh6db"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -20467,8 +20418,8 @@ export interface operations {
                      *           "reason": "self"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.554Z",
-                     *       "request_id": "req_01m80g9k7dtg56x1ytfac4cv7y"
+                     *       "timestamp": "2026-11-25T17:32:32.268Z",
+                     *       "request_id": "req_01m89w8a49000hbtxf2a0px9yk"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -20571,8 +20522,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.175Z",
-                     *       "request_id": "req_01m80gazs6nzcr93qtbc3qah9q"
+                     *       "timestamp": "2026-11-25T17:33:11.676Z",
+                     *       "request_id": "req_01m89w9gkw000h6z06q0w3tjyk"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -20743,9 +20694,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "message": "User usr_01m80g9hmdayjkb3vfx9twgzhv deleted",
-                     *       "timestamp": "2026-11-22T02:10:21.548Z",
-                     *       "request_id": "req_01m80g9k79zwg86n46mam3tx7z"
+                     *       "message": "User usr_01m89w89n9000ztd6tq6y8v339 deleted",
+                     *       "timestamp": "2026-11-25T17:32:32.264Z",
+                     *       "request_id": "req_01m89w8a3w000spxbjmmsdsxvy"
                      *     }
                      */
                     "application/json": {
@@ -20888,14 +20839,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "user 'usr_01m80gaz9cwe4h61etr83tgq8k' does not exist",
+                     *         "message": "user 'usr_01m89w9ghr000tw0bty424hwav' does not exist",
                      *         "details": {
                      *           "resource": "user",
-                     *           "id": "usr_01m80gaz9cwe4h61etr83tgq8k"
+                     *           "id": "usr_01m89w9ghr000tw0bty424hwav"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.190Z",
-                     *       "request_id": "req_01m80gazshmm99aazsefg44n6a"
+                     *       "timestamp": "2026-11-25T17:33:11.678Z",
+                     *       "request_id": "req_01m89w9gkx001rsfg5cpnmh92p"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -20928,8 +20879,8 @@ export interface operations {
                      *           "reason": "self"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.560Z",
-                     *       "request_id": "req_01m80g9k7qj3f09qaz1qm8y4zf"
+                     *       "timestamp": "2026-11-25T17:32:32.270Z",
+                     *       "request_id": "req_01m89w8a4e00077tzsvzqw615e"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -21032,8 +20983,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.193Z",
-                     *       "request_id": "req_01m80gazsrgb5jb7cqgzvehgs2"
+                     *       "timestamp": "2026-11-25T17:33:11.678Z",
+                     *       "request_id": "req_01m89w9gky0001mgryd90wcrv7"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -21236,7 +21187,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "user": {
-                     *           "id": "usr_01m80g9gwvtk77y9v8rng7wdwq",
+                     *           "id": "usr_01m89w89h20000bq1zcv5cq7fv",
                      *           "username": "jdoe",
                      *           "email": "jdoe@example.com",
                      *           "full_name": "Jane Q. Doe",
@@ -21246,10 +21197,10 @@ export interface operations {
                      *           ],
                      *           "status": "active",
                      *           "email_verified": false,
-                     *           "last_login": "2026-11-22T02:10:20.234Z",
+                     *           "last_login": "2026-11-25T17:32:31.853Z",
                      *           "login_count": 3,
-                     *           "created_at": "2026-11-22T02:10:19.163Z",
-                     *           "updated_at": "2026-11-22T02:10:20.937Z",
+                     *           "created_at": "2026-11-25T17:32:31.650Z",
+                     *           "updated_at": "2026-11-25T17:32:32.003Z",
                      *           "permissions": [
                      *             "events:emit",
                      *             "events:subscribe",
@@ -21269,48 +21220,48 @@ export interface operations {
                      *             "notifications": true
                      *           },
                      *           "metadata": {
-                     *             "last_login": "2026-11-22T02:10:20.234Z",
+                     *             "last_login": "2026-11-25T17:32:31.853Z",
                      *             "login_count": 3,
                      *             "failed_login_attempts": 0,
                      *             "locked_until": null,
-                     *             "last_password_change": "2026-11-22T02:10:20.626Z",
+                     *             "last_password_change": "2026-11-25T17:32:31.914Z",
                      *             "password_change_required": false,
                      *             "suspended_until": null,
                      *             "suspension_reason": null,
-                     *             "created_at": "2026-11-22T02:10:19.163Z",
-                     *             "updated_at": "2026-11-22T02:10:20.937Z"
+                     *             "created_at": "2026-11-25T17:32:31.650Z",
+                     *             "updated_at": "2026-11-25T17:32:32.003Z"
                      *           },
                      *           "sessions": [
                      *             {
-                     *               "id": "ses_01m80g9hyawtz0gds8cxvwt6hj",
+                     *               "id": "ses_01m89w89qc000f247eeh8yzycy",
                      *               "device": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *               "ip_address": "203.0.113.24",
                      *               "location": "unknown",
-                     *               "last_activity": "2026-11-22T02:10:20.240Z",
+                     *               "last_activity": "2026-11-25T17:32:31.856Z",
                      *               "is_active": false
                      *             },
                      *             {
-                     *               "id": "ses_01m80g9hv1zwvh1dhx274mx3rh",
+                     *               "id": "ses_01m89w89pj000mme94yjfrzvc6",
                      *               "device": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *               "ip_address": "203.0.113.24",
                      *               "location": "unknown",
-                     *               "last_activity": "2026-11-22T02:10:20.151Z",
+                     *               "last_activity": "2026-11-25T17:32:31.839Z",
                      *               "is_active": true
                      *             },
                      *             {
-                     *               "id": "ses_01m80g9hr2ef0qtz4bg04bd65e",
+                     *               "id": "ses_01m89w89p4000shv796thj142k",
                      *               "device": "platform-cli/0.1.0",
                      *               "ip_address": "203.0.113.24",
                      *               "location": "unknown",
-                     *               "last_activity": "2026-11-22T02:10:20.034Z",
+                     *               "last_activity": "2026-11-25T17:32:31.812Z",
                      *               "is_active": false
                      *             }
                      *           ],
                      *           "api_keys": []
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:20.955Z",
-                     *       "request_id": "req_01m80g9jkr4j855gq2f03tty0y"
+                     *       "timestamp": "2026-11-25T17:32:32.004Z",
+                     *       "request_id": "req_01m89w89vs0005w7pgndhftg5r"
                      *     }
                      */
                     "application/json": {
@@ -21531,14 +21482,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "user 'usr_01m80gaz9cwe4h61etr83tgq8k' does not exist",
+                     *         "message": "user 'usr_01m89w9ghr000tw0bty424hwav' does not exist",
                      *         "details": {
                      *           "resource": "user",
-                     *           "id": "usr_01m80gaz9cwe4h61etr83tgq8k"
+                     *           "id": "usr_01m89w9ghr000tw0bty424hwav"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.183Z",
-                     *       "request_id": "req_01m80gazs9ddjtgktdaw55kwby"
+                     *       "timestamp": "2026-11-25T17:33:11.677Z",
+                     *       "request_id": "req_01m89w9gkw001nqbvm0tfbwgcz"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -21571,8 +21522,8 @@ export interface operations {
                      *           "reason": "self"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.558Z",
-                     *       "request_id": "req_01m80g9k7ka81c8yw73c9m56eq"
+                     *       "timestamp": "2026-11-25T17:32:32.269Z",
+                     *       "request_id": "req_01m89w8a4c000nb0cev0n75cb1"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -21675,8 +21626,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.185Z",
-                     *       "request_id": "req_01m80gazsgbhx47exkynk2frp8"
+                     *       "timestamp": "2026-11-25T17:33:11.677Z",
+                     *       "request_id": "req_01m89w9gkx0006yjd7nr5te4xy"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -21867,7 +21818,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "user": {
-                     *           "id": "usr_01m80g9h7dbgynzqmr8cwcbjqj",
+                     *           "id": "usr_01m89w89kk000tf0cqy90rw9v5",
                      *           "username": "sam.lee",
                      *           "email": "sam.lee@example.com",
                      *           "full_name": "Sam Lee",
@@ -21878,8 +21829,8 @@ export interface operations {
                      *           "email_verified": false,
                      *           "last_login": null,
                      *           "login_count": 0,
-                     *           "created_at": "2026-11-22T02:10:19.501Z",
-                     *           "updated_at": "2026-11-22T02:10:21.116Z",
+                     *           "created_at": "2026-11-25T17:32:31.731Z",
+                     *           "updated_at": "2026-11-25T17:32:32.064Z",
                      *           "permissions": [
                      *             "events:emit",
                      *             "events:subscribe",
@@ -21901,20 +21852,20 @@ export interface operations {
                      *             "login_count": 0,
                      *             "failed_login_attempts": 0,
                      *             "locked_until": null,
-                     *             "last_password_change": "2026-11-22T02:10:21.116Z",
+                     *             "last_password_change": "2026-11-25T17:32:32.064Z",
                      *             "password_change_required": true,
                      *             "suspended_until": null,
                      *             "suspension_reason": null,
-                     *             "created_at": "2026-11-22T02:10:19.501Z",
-                     *             "updated_at": "2026-11-22T02:10:21.116Z"
+                     *             "created_at": "2026-11-25T17:32:31.731Z",
+                     *             "updated_at": "2026-11-25T17:32:32.064Z"
                      *           },
                      *           "sessions": [],
                      *           "api_keys": []
                      *         },
                      *         "email_delivery": "logged"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.119Z",
-                     *       "request_id": "req_01m80g9js04rf5kc50gynbtpaw"
+                     *       "timestamp": "2026-11-25T17:32:32.066Z",
+                     *       "request_id": "req_01m89w89xd000ha02wxw7hztdk"
                      *     }
                      */
                     "application/json": {
@@ -22139,14 +22090,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "user 'usr_01m80gaz9cwe4h61etr83tgq8k' does not exist",
+                     *         "message": "user 'usr_01m89w9ghr000tw0bty424hwav' does not exist",
                      *         "details": {
                      *           "resource": "user",
-                     *           "id": "usr_01m80gaz9cwe4h61etr83tgq8k"
+                     *           "id": "usr_01m89w9ghr000tw0bty424hwav"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.261Z",
-                     *       "request_id": "req_01m80gazvh81hctga86tkr8kkh"
+                     *       "timestamp": "2026-11-25T17:33:11.680Z",
+                     *       "request_id": "req_01m89w9gm0000n3kenc6g13mab"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -22249,8 +22200,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.317Z",
-                     *       "request_id": "req_01m80gazxmzssy39s816chv826"
+                     *       "timestamp": "2026-11-25T17:33:11.681Z",
+                     *       "request_id": "req_01m89w9gm0001j3gkndbja3d7w"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -22444,7 +22395,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "user": {
-                     *           "id": "usr_01m80g9hpaxs5enq3x79v5sm5n",
+                     *           "id": "usr_01m89w89np0004kxrbjd14nf6h",
                      *           "username": "contractor",
                      *           "email": "contractor@example.com",
                      *           "full_name": "",
@@ -22455,8 +22406,8 @@ export interface operations {
                      *           "email_verified": false,
                      *           "last_login": null,
                      *           "login_count": 0,
-                     *           "created_at": "2026-11-22T02:10:19.978Z",
-                     *           "updated_at": "2026-11-22T02:10:21.011Z",
+                     *           "created_at": "2026-11-25T17:32:31.798Z",
+                     *           "updated_at": "2026-11-25T17:32:32.029Z",
                      *           "permissions": [
                      *             "events:emit",
                      *             "events:subscribe",
@@ -22478,20 +22429,20 @@ export interface operations {
                      *             "login_count": 0,
                      *             "failed_login_attempts": 0,
                      *             "locked_until": null,
-                     *             "last_password_change": "2026-11-22T02:10:19.978Z",
+                     *             "last_password_change": "2026-11-25T17:32:31.798Z",
                      *             "password_change_required": false,
-                     *             "suspended_until": "2026-11-29T02:10:21.011Z",
+                     *             "suspended_until": "2026-12-02T17:32:32.029Z",
                      *             "suspension_reason": "Terms of service violation",
-                     *             "created_at": "2026-11-22T02:10:19.978Z",
-                     *             "updated_at": "2026-11-22T02:10:21.011Z"
+                     *             "created_at": "2026-11-25T17:32:31.798Z",
+                     *             "updated_at": "2026-11-25T17:32:32.029Z"
                      *           },
                      *           "sessions": [],
                      *           "api_keys": []
                      *         },
                      *         "email_delivery": "logged"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.013Z",
-                     *       "request_id": "req_01m80g9jpevek3ah3yyaa8zgc2"
+                     *       "timestamp": "2026-11-25T17:32:32.032Z",
+                     *       "request_id": "req_01m89w89wg000wr9y290msjfph"
                      *     }
                      */
                     "application/json": {
@@ -22714,14 +22665,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "user 'usr_01m80gaz9cwe4h61etr83tgq8k' does not exist",
+                     *         "message": "user 'usr_01m89w9ghr000tw0bty424hwav' does not exist",
                      *         "details": {
                      *           "resource": "user",
-                     *           "id": "usr_01m80gaz9cwe4h61etr83tgq8k"
+                     *           "id": "usr_01m89w9ghr000tw0bty424hwav"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.199Z",
-                     *       "request_id": "req_01m80gazsx5ar7ppw6wn3pabe5"
+                     *       "timestamp": "2026-11-25T17:33:11.679Z",
+                     *       "request_id": "req_01m89w9gky0019y2r67tgsh639"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -22754,8 +22705,8 @@ export interface operations {
                      *           "reason": "self"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.569Z",
-                     *       "request_id": "req_01m80g9k7z2d573b2h9t2e3ftj"
+                     *       "timestamp": "2026-11-25T17:32:32.273Z",
+                     *       "request_id": "req_01m89w8a4h000jv6y8y3mpgfra"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -22858,8 +22809,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.248Z",
-                     *       "request_id": "req_01m80gazt06jtfxjddgj5z5bwt"
+                     *       "timestamp": "2026-11-25T17:33:11.679Z",
+                     *       "request_id": "req_01m89w9gkz0007jbvsrp0s1sbm"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -23031,36 +22982,36 @@ export interface operations {
                      *       "data": {
                      *         "api_keys": [
                      *           {
-                     *             "id": "key_01m80g9ka4r70fvzjkxn8g8ghw",
+                     *             "id": "key_01m89w8a530009d0r1rc74nstk",
                      *             "name": "grafana-metrics",
-                     *             "key_preview": "plat_…4g7Y",
+                     *             "key_preview": "plat_…-jA4",
                      *             "scopes": [
                      *               "read:metrics"
                      *             ],
-                     *             "created_at": "2026-11-22T02:10:21.636Z",
+                     *             "created_at": "2026-11-25T17:32:32.291Z",
                      *             "expires_at": null,
                      *             "last_used": null,
                      *             "usage_count": 0,
                      *             "is_active": true
                      *           },
                      *           {
-                     *             "id": "key_01m80g9k8gt23zrpgk4snvaw8q",
+                     *             "id": "key_01m89w8a4r0005bh91b3mhqay1",
                      *             "name": "ci-deployer",
                      *             "key_preview": "plat_…0000",
                      *             "scopes": [
                      *               "read:system",
                      *               "events:emit"
                      *             ],
-                     *             "created_at": "2026-11-22T02:10:21.584Z",
-                     *             "expires_at": "2027-02-20T02:10:21.573Z",
+                     *             "created_at": "2026-11-25T17:32:32.280Z",
+                     *             "expires_at": "2027-02-23T17:32:32.273Z",
                      *             "last_used": null,
                      *             "usage_count": 0,
                      *             "is_active": true
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.640Z",
-                     *       "request_id": "req_01m80g9ka7sbmabagp52bdmgvs"
+                     *       "timestamp": "2026-11-25T17:32:32.292Z",
+                     *       "request_id": "req_01m89w8a54000n2j8w2mv6hdae"
                      *     }
                      */
                     "application/json": {
@@ -23311,7 +23262,7 @@ export interface operations {
                  *         "read:system",
                  *         "events:emit"
                  *       ],
-                 *       "expires_at": "2027-02-20T02:10:21.573Z"
+                 *       "expires_at": "2027-02-23T17:32:32.273Z"
                  *     }
                  */
                 "application/json": {
@@ -23344,23 +23295,23 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "api_key": {
-                     *           "id": "key_01m80g9k8gt23zrpgk4snvaw8q",
+                     *           "id": "key_01m89w8a4r0005bh91b3mhqay1",
                      *           "name": "ci-deployer",
                      *           "key_preview": "plat_…0000",
                      *           "scopes": [
                      *             "read:system",
                      *             "events:emit"
                      *           ],
-                     *           "created_at": "2026-11-22T02:10:21.584Z",
-                     *           "expires_at": "2027-02-20T02:10:21.573Z",
+                     *           "created_at": "2026-11-25T17:32:32.280Z",
+                     *           "expires_at": "2027-02-23T17:32:32.273Z",
                      *           "last_used": null,
                      *           "usage_count": 0,
                      *           "is_active": true
                      *         },
                      *         "key": "plat_EXAMPLE0001notARealKey0000000000000000"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.585Z",
-                     *       "request_id": "req_01m80g9k86m1ns3f8w5w2x50qb"
+                     *       "timestamp": "2026-11-25T17:32:32.281Z",
+                     *       "request_id": "req_01m89w8a4j000zzmfa73vezgtc"
                      *     }
                      */
                     "application/json": {
@@ -23599,8 +23550,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.695Z",
-                     *       "request_id": "req_01m80gaza71h3t3w27dywwesxp"
+                     *       "timestamp": "2026-11-25T17:33:11.613Z",
+                     *       "request_id": "req_01m89w9ghx0017mdh52bb93dtw"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -23772,8 +23723,8 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "API key revoked",
-                     *       "timestamp": "2026-11-22T02:10:21.651Z",
-                     *       "request_id": "req_01m80g9kahedg4gjwa0qxmt2hx"
+                     *       "timestamp": "2026-11-25T17:32:32.303Z",
+                     *       "request_id": "req_01m89w8a59000v6k6cqka7ftdw"
                      *     }
                      */
                     "application/json": {
@@ -23918,11 +23869,11 @@ export interface operations {
                      *         "code": "RESOURCE_NOT_FOUND",
                      *         "message": "No such API key",
                      *         "details": {
-                     *           "id": "key_01m80gaz9c4cq0nfr9j21adkc0"
+                     *           "id": "key_01m89w9ghr0021r6zfsz4gesrt"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.700Z",
-                     *       "request_id": "req_01m80gazab18c5hnqa67bdpwwd"
+                     *       "timestamp": "2026-11-25T17:33:11.614Z",
+                     *       "request_id": "req_01m89w9ghy000pzxyxa45fve5b"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -24025,8 +23976,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.701Z",
-                     *       "request_id": "req_01m80gazadbf4jeah49r7k5709"
+                     *       "timestamp": "2026-11-25T17:33:11.614Z",
+                     *       "request_id": "req_01m89w9ghy0010znxy769tgg3p"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -24209,8 +24160,8 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Password changed",
-                     *       "timestamp": "2026-11-22T02:10:20.628Z",
-                     *       "request_id": "req_01m80g9j61pssgzak6qnd2tkx0"
+                     *       "timestamp": "2026-11-25T17:32:31.916Z",
+                     *       "request_id": "req_01m89w89rr000hksg60qnsxz69"
                      *     }
                      */
                     "application/json": {
@@ -24293,8 +24244,8 @@ export interface operations {
                      *           "reason": "incorrect"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:20.480Z",
-                     *       "request_id": "req_01m80g9j24xnexnw9ep89a0rth"
+                     *       "timestamp": "2026-11-25T17:32:31.895Z",
+                     *       "request_id": "req_01m89w89r7000qs2zmkmzws21d"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -24430,8 +24381,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.690Z",
-                     *       "request_id": "req_01m80gaza2yb21894ezbvqv68e"
+                     *       "timestamp": "2026-11-25T17:33:11.612Z",
+                     *       "request_id": "req_01m89w9ghv001tzrtxrpfv1vnq"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -24621,7 +24572,7 @@ export interface operations {
                      *         "refresh_token": "EXAMPLE-refresh-token-1",
                      *         "refresh_expires_in": 2592000,
                      *         "user": {
-                     *           "id": "usr_01m80g9g1418s5587pq0vz2cj7",
+                     *           "id": "usr_01m89w8936000a29kvfnm6qhp0",
                      *           "username": "admin",
                      *           "roles": [
                      *             "admin"
@@ -24632,8 +24583,8 @@ export interface operations {
                      *         },
                      *         "password_change_required": false
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:18.986Z",
-                     *       "request_id": "req_01m80g9gmgkm5636e496wjv0qn"
+                     *       "timestamp": "2026-11-25T17:32:31.573Z",
+                     *       "request_id": "req_01m89w89dy0006nq542d7cn221"
                      *     }
                      */
                     "application/json": {
@@ -24732,8 +24683,8 @@ export interface operations {
                      *           "reason": "invalid_credentials"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:18.886Z",
-                     *       "request_id": "req_01m80g9gj2z81c846k4yjp1mhd"
+                     *       "timestamp": "2026-11-25T17:32:31.547Z",
+                     *       "request_id": "req_01m89w899v000y546zst3waa1w"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -24869,8 +24820,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.688Z",
-                     *       "request_id": "req_01m80gaz9sxx0mhs1bmp5pxm4k"
+                     *       "timestamp": "2026-11-25T17:33:11.610Z",
+                     *       "request_id": "req_01m89w9ght000jw915tfyz6tdt"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -24905,10 +24856,10 @@ export interface operations {
                      *           "limit": 10,
                      *           "window_seconds": 600
                      *         },
-                     *         "retry_after": 534
+                     *         "retry_after": 409
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.546Z",
-                     *       "request_id": "req_01m80gaz5gpphe8jg5208wypvs"
+                     *       "timestamp": "2026-11-25T17:33:11.593Z",
+                     *       "request_id": "req_01m89w9gh90007ges7e9whmkx4"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -25005,8 +24956,8 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Logged out",
-                     *       "timestamp": "2026-11-22T02:11:06.028Z",
-                     *       "request_id": "req_01m80gayn90738b2p1keykddwj"
+                     *       "timestamp": "2026-11-25T17:33:11.435Z",
+                     *       "request_id": "req_01m89w9gc9000w8dknqds95cmd"
                      *     }
                      */
                     "application/json": {
@@ -25356,7 +25307,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "usr_01m80g9gwvtk77y9v8rng7wdwq",
+                     *         "id": "usr_01m89w89h20000bq1zcv5cq7fv",
                      *         "username": "jdoe",
                      *         "email": "jdoe@example.com",
                      *         "full_name": "Jane Doe",
@@ -25371,14 +25322,14 @@ export interface operations {
                      *         ],
                      *         "status": "active",
                      *         "auth_method": "jwt",
-                     *         "session_id": "ses_01m80g9hv1zwvh1dhx274mx3rh",
+                     *         "session_id": "ses_01m89w89pj000mme94yjfrzvc6",
                      *         "api_key_id": null,
                      *         "password_change_required": false,
-                     *         "last_login": "2026-11-22T02:10:20.234Z",
-                     *         "created_at": "2026-11-22T02:10:19.163Z"
+                     *         "last_login": "2026-11-25T17:32:31.853Z",
+                     *         "created_at": "2026-11-25T17:32:31.650Z"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:20.260Z",
-                     *       "request_id": "req_01m80g9hz3en9y79yrnmrkyzns"
+                     *       "timestamp": "2026-11-25T17:32:31.861Z",
+                     *       "request_id": "req_01m89w89qm000zmcc66ry62ef2"
                      *     }
                      */
                     "application/json": {
@@ -25660,7 +25611,7 @@ export interface operations {
                      *         "refresh_token": "EXAMPLE-refresh-token-3",
                      *         "refresh_expires_in": 2592000,
                      *         "user": {
-                     *           "id": "usr_01m80g9gwvtk77y9v8rng7wdwq",
+                     *           "id": "usr_01m89w89h20000bq1zcv5cq7fv",
                      *           "username": "jdoe",
                      *           "roles": [
                      *             "user"
@@ -25674,8 +25625,8 @@ export interface operations {
                      *         },
                      *         "password_change_required": false
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:20.158Z",
-                     *       "request_id": "req_01m80g9hvf2g6qv9wbks4pnsnz"
+                     *       "timestamp": "2026-11-25T17:32:31.841Z",
+                     *       "request_id": "req_01m89w89pp0009pq75r1sm7w9f"
                      *     }
                      */
                     "application/json": {
@@ -25774,8 +25725,8 @@ export interface operations {
                      *           "reason": "refresh_token_reused"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:20.249Z",
-                     *       "request_id": "req_01m80g9hyq3t3gnjv538ewxj3q"
+                     *       "timestamp": "2026-11-25T17:32:31.859Z",
+                     *       "request_id": "req_01m89w89qh001wwsmszq8706p6"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -25911,8 +25862,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.689Z",
-                     *       "request_id": "req_01m80gaza14ypdcezy75ftgcea"
+                     *       "timestamp": "2026-11-25T17:33:11.611Z",
+                     *       "request_id": "req_01m89w9ghv000xn866975jpzkf"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -26049,42 +26000,42 @@ export interface operations {
                      *       "data": {
                      *         "sessions": [
                      *           {
-                     *             "id": "ses_01m80g9hyawtz0gds8cxvwt6hj",
+                     *             "id": "ses_01m89w89qc000f247eeh8yzycy",
                      *             "device": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *             "ip_address": "203.0.113.24",
                      *             "location": "unknown",
-                     *             "created_at": "2026-11-22T02:10:20.234Z",
-                     *             "last_activity": "2026-11-22T02:10:20.240Z",
-                     *             "expires_at": "2026-12-22T02:10:20.234Z",
+                     *             "created_at": "2026-11-25T17:32:31.852Z",
+                     *             "last_activity": "2026-11-25T17:32:31.856Z",
+                     *             "expires_at": "2026-12-25T17:32:31.852Z",
                      *             "is_active": false,
                      *             "is_current": false
                      *           },
                      *           {
-                     *             "id": "ses_01m80g9hv1zwvh1dhx274mx3rh",
+                     *             "id": "ses_01m89w89pj000mme94yjfrzvc6",
                      *             "device": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *             "ip_address": "203.0.113.24",
                      *             "location": "unknown",
-                     *             "created_at": "2026-11-22T02:10:20.129Z",
-                     *             "last_activity": "2026-11-22T02:10:20.151Z",
-                     *             "expires_at": "2026-12-22T02:10:20.129Z",
+                     *             "created_at": "2026-11-25T17:32:31.826Z",
+                     *             "last_activity": "2026-11-25T17:32:31.839Z",
+                     *             "expires_at": "2026-12-25T17:32:31.826Z",
                      *             "is_active": true,
                      *             "is_current": true
                      *           },
                      *           {
-                     *             "id": "ses_01m80g9hr2ef0qtz4bg04bd65e",
+                     *             "id": "ses_01m89w89p4000shv796thj142k",
                      *             "device": "platform-cli/0.1.0",
                      *             "ip_address": "203.0.113.24",
                      *             "location": "unknown",
-                     *             "created_at": "2026-11-22T02:10:20.034Z",
-                     *             "last_activity": "2026-11-22T02:10:20.034Z",
-                     *             "expires_at": "2026-12-22T02:10:20.034Z",
+                     *             "created_at": "2026-11-25T17:32:31.812Z",
+                     *             "last_activity": "2026-11-25T17:32:31.812Z",
+                     *             "expires_at": "2026-12-25T17:32:31.812Z",
                      *             "is_active": true,
                      *             "is_current": false
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:20.324Z",
-                     *       "request_id": "req_01m80g9j13cd8sfpkte6aw9m0b"
+                     *       "timestamp": "2026-11-25T17:32:31.868Z",
+                     *       "request_id": "req_01m89w89qw0009q8tptxrnc4c7"
                      *     }
                      */
                     "application/json": {
@@ -26357,8 +26308,8 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Session revoked",
-                     *       "timestamp": "2026-11-22T02:10:20.354Z",
-                     *       "request_id": "req_01m80g9j1rxzn5rq4dfygt3qvw"
+                     *       "timestamp": "2026-11-25T17:32:31.878Z",
+                     *       "request_id": "req_01m89w89qx000pcj2cg0vyd9nf"
                      *     }
                      */
                     "application/json": {
@@ -26503,11 +26454,11 @@ export interface operations {
                      *         "code": "RESOURCE_NOT_FOUND",
                      *         "message": "No such session",
                      *         "details": {
-                     *           "id": "ses_01m80gaz9czwymjk2x4eztxd9v"
+                     *           "id": "ses_01m89w9ghr001164ymqqz0kcpv"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.691Z",
-                     *       "request_id": "req_01m80gaza3max9djh6a2z5grmy"
+                     *       "timestamp": "2026-11-25T17:33:11.612Z",
+                     *       "request_id": "req_01m89w9ghw000k00xd87maqsd5"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -26610,8 +26561,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.694Z",
-                     *       "request_id": "req_01m80gaza6n8fdp68spxak1n1x"
+                     *       "timestamp": "2026-11-25T17:33:11.613Z",
+                     *       "request_id": "req_01m89w9ghx000zaf6w5a6hwe1h"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -26783,7 +26734,7 @@ export interface operations {
                      *       "data": {
                      *         "backups": [
                      *           {
-                     *             "id": "bkp_01m80g9zjarp9xx8pk4qm5w12b",
+                     *             "id": "bkp_01m89w8j310007ahsfx3g7am8h",
                      *             "name": "before upgrade",
                      *             "status": "completed",
                      *             "includes": [
@@ -26791,28 +26742,28 @@ export interface operations {
                      *               "database",
                      *               "plugins"
                      *             ],
-                     *             "download_url": "/api/v1/backup/bkp_01m80g9zjarp9xx8pk4qm5w12b/download",
-                     *             "size_mb": 0.022,
-                     *             "size_bytes": 23499,
-                     *             "created_at": "2026-11-22T02:10:34.186Z",
+                     *             "download_url": "/api/v1/backup/bkp_01m89w8j310007ahsfx3g7am8h/download",
+                     *             "size_mb": 0.019,
+                     *             "size_bytes": 19880,
+                     *             "created_at": "2026-11-25T17:32:40.417Z",
                      *             "type": "manual",
                      *             "compression": true,
                      *             "encryption": false,
                      *             "sha256": "deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef00000005"
                      *           },
                      *           {
-                     *             "id": "bkp_01m80g9z76dyakn0969d1daft4",
-                     *             "name": "manual backup 2026-11-22T02:10:33.830Z",
+                     *             "id": "bkp_01m89w8hzw000xnhys8w2jt6gh",
+                     *             "name": "manual backup 2026-11-25T17:32:40.316Z",
                      *             "status": "completed",
                      *             "includes": [
                      *               "configuration",
                      *               "database",
                      *               "plugins"
                      *             ],
-                     *             "download_url": "/api/v1/backup/bkp_01m80g9z76dyakn0969d1daft4/download",
-                     *             "size_mb": 0.022,
-                     *             "size_bytes": 23124,
-                     *             "created_at": "2026-11-22T02:10:33.846Z",
+                     *             "download_url": "/api/v1/backup/bkp_01m89w8hzw000xnhys8w2jt6gh/download",
+                     *             "size_mb": 0.019,
+                     *             "size_bytes": 19589,
+                     *             "created_at": "2026-11-25T17:32:40.316Z",
                      *             "type": "manual",
                      *             "compression": true,
                      *             "encryption": false,
@@ -26820,8 +26771,8 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:34.521Z",
-                     *       "request_id": "req_01m80g9zwc1jv6tsksbenynfc4"
+                     *       "timestamp": "2026-11-25T17:32:40.502Z",
+                     *       "request_id": "req_01m89w8j5p0005v05zadx630j4"
                      *     }
                      */
                     "application/json": {
@@ -27125,25 +27076,25 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "backup_id": "bkp_01m80g9z76dyakn0969d1daft4",
+                     *         "backup_id": "bkp_01m89w8hzw000xnhys8w2jt6gh",
                      *         "status": "created",
-                     *         "name": "manual backup 2026-11-22T02:10:33.830Z",
+                     *         "name": "manual backup 2026-11-25T17:32:40.316Z",
                      *         "includes": [
                      *           "configuration",
                      *           "database",
                      *           "plugins"
                      *         ],
-                     *         "download_url": "/api/v1/backup/bkp_01m80g9z76dyakn0969d1daft4/download",
-                     *         "size_mb": 0.022,
-                     *         "size_bytes": 23124,
-                     *         "created_at": "2026-11-22T02:10:33.846Z",
+                     *         "download_url": "/api/v1/backup/bkp_01m89w8hzw000xnhys8w2jt6gh/download",
+                     *         "size_mb": 0.019,
+                     *         "size_bytes": 19589,
+                     *         "created_at": "2026-11-25T17:32:40.316Z",
                      *         "type": "manual",
                      *         "compression": true,
                      *         "encryption": false,
                      *         "sha256": "deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef00000004"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:34.171Z",
-                     *       "request_id": "req_01m80g9z6tjmxsdbyp12y1dq6f"
+                     *       "timestamp": "2026-11-25T17:32:40.409Z",
+                     *       "request_id": "req_01m89w8hzd000mwz3qv0hs2gwd"
                      *     }
                      */
                     "application/json": {
@@ -27425,8 +27376,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.725Z",
-                     *       "request_id": "req_01m80gazb40vxjgax38hp0fv8m"
+                     *       "timestamp": "2026-11-25T17:33:11.623Z",
+                     *       "request_id": "req_01m89w9gj5001qkw6765w15qpw"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -27599,11 +27550,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /** @example (binary) a gzip-compressed tar archive of 23124 bytes: manifest.json, database/ (20 files), config/ (1 file), plugins/ (16 files) */
+                    /** @example (binary) a gzip-compressed tar archive of 19589 bytes: manifest.json, database/ (21 files), config/ (1 file), plugins/ (16 files) */
                     "application/gzip": string;
-                    /** @example (binary) a gzip-compressed tar archive of 23124 bytes: manifest.json, database/ (20 files), config/ (1 file), plugins/ (16 files) */
+                    /** @example (binary) a gzip-compressed tar archive of 19589 bytes: manifest.json, database/ (21 files), config/ (1 file), plugins/ (16 files) */
                     "application/octet-stream": string;
-                    /** @example (binary) a gzip-compressed tar archive of 23124 bytes: manifest.json, database/ (20 files), config/ (1 file), plugins/ (16 files) */
+                    /** @example (binary) a gzip-compressed tar archive of 19589 bytes: manifest.json, database/ (21 files), config/ (1 file), plugins/ (16 files) */
                     "application/x-tar": string;
                 };
             };
@@ -27734,14 +27685,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "backup 'bkp_01m80gaz9c8rpkysz6ft87vn6p' does not exist",
+                     *         "message": "backup 'bkp_01m89w9ghr004wertaa34qzryh' does not exist",
                      *         "details": {
                      *           "resource": "backup",
-                     *           "id": "bkp_01m80gaz9c8rpkysz6ft87vn6p"
+                     *           "id": "bkp_01m89w9ghr004wertaa34qzryh"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.736Z",
-                     *       "request_id": "req_01m80gazbf5k6sa60tp7vdw062"
+                     *       "timestamp": "2026-11-25T17:33:11.624Z",
+                     *       "request_id": "req_01m89w9gj8000681s206bh0xpp"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -27801,11 +27752,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.738Z",
-                     *       "request_id": "req_01m80gazbhck6f3jbkb3zf2s75"
+                     *       "timestamp": "2026-11-25T17:33:11.625Z",
+                     *       "request_id": "req_01m89w9gj9000j187dqkhf5met"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -28000,17 +27957,17 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "restore_id": "rst_01m80gaxdf18ejre5m6zvvn6nr",
+                     *         "restore_id": "rst_01m89w9fk6000f59j7nzh019pm",
                      *         "status": "started",
-                     *         "backup_id": "bkp_01m80g9z76dyakn0969d1daft4",
-                     *         "estimated_duration_ms": 568,
+                     *         "backup_id": "bkp_01m89w8hzw000xnhys8w2jt6gh",
+                     *         "estimated_duration_ms": 157,
                      *         "components": [
                      *           "database"
                      *         ],
-                     *         "task_url": "/api/v1/tasks/rst_01m80gaxdf18ejre5m6zvvn6nr"
+                     *         "task_url": "/api/v1/tasks/rst_01m89w9fk6000f59j7nzh019pm"
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:04.819Z",
-                     *       "request_id": "req_01m80gaxd51paz0k0gyr5f1yz9"
+                     *       "timestamp": "2026-11-25T17:33:10.673Z",
+                     *       "request_id": "req_01m89w9fk5000cf0rne961rgzc"
                      *     }
                      */
                     "application/json": {
@@ -28168,14 +28125,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "backup 'bkp_01m80gaz9c8rpkysz6ft87vn6p' does not exist",
+                     *         "message": "backup 'bkp_01m89w9ghr004wertaa34qzryh' does not exist",
                      *         "details": {
                      *           "resource": "backup",
-                     *           "id": "bkp_01m80gaz9c8rpkysz6ft87vn6p"
+                     *           "id": "bkp_01m89w9ghr004wertaa34qzryh"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.734Z",
-                     *       "request_id": "req_01m80gazbd0zhgbvdd18kwn5q6"
+                     *       "timestamp": "2026-11-25T17:33:11.623Z",
+                     *       "request_id": "req_01m89w9gj7000f0qf8emyhhtqd"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -28299,11 +28256,17 @@ export interface operations {
                      *         "message": "A restore replaces current data; set confirm to true to go ahead",
                      *         "details": {
                      *           "field": "confirm",
-                     *           "reason": "must be true to restore"
+                     *           "reason": "must be true to restore",
+                     *           "errors": [
+                     *             {
+                     *               "field": "confirm",
+                     *               "reason": "must be true to restore"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:04.739Z",
-                     *       "request_id": "req_01m80gaxcg42nt4vp7exsvca03"
+                     *       "timestamp": "2026-11-25T17:33:10.626Z",
+                     *       "request_id": "req_01m89w9fj3000dwvmraby1spc7"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -28505,8 +28468,8 @@ export interface operations {
                      *           "L1"
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.451Z",
-                     *       "request_id": "req_01m80g9m36fbgnx5r4njzqszak"
+                     *       "timestamp": "2026-11-25T17:32:32.464Z",
+                     *       "request_id": "req_01m89w8aa7000eww0fkhh0dakf"
                      *     }
                      */
                     "application/json": {
@@ -28730,8 +28693,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.706Z",
-                     *       "request_id": "req_01m80gazah2mg7t41vy3pn54nj"
+                     *       "timestamp": "2026-11-25T17:33:11.616Z",
+                     *       "request_id": "req_01m89w9ghz001btr0d0p5edwyp"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -28928,8 +28891,8 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.416Z",
-                     *       "request_id": "req_01m80g9m2fq8mbttpj4nhpwb5f"
+                     *       "timestamp": "2026-11-25T17:32:32.450Z",
+                     *       "request_id": "req_01m89w8aa2000ysysxb12rmdc8"
                      *     }
                      */
                     "application/json": {
@@ -29230,12 +29193,12 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "test_run_id": "diag_01m80g9yvhz060334qfzpjr8zw",
+                     *         "test_run_id": "diag_01m89w8htr000k9643f6qg37m8",
                      *         "status": "completed",
                      *         "overall_result": "pass",
-                     *         "started_at": "2026-11-22T02:10:33.457Z",
-                     *         "completed_at": "2026-11-22T02:10:33.510Z",
-                     *         "duration_ms": 52.38,
+                     *         "started_at": "2026-11-25T17:32:40.152Z",
+                     *         "completed_at": "2026-11-25T17:32:40.196Z",
+                     *         "duration_ms": 44,
                      *         "summary": {
                      *           "passed": 4,
                      *           "warnings": 0,
@@ -29250,10 +29213,10 @@ export interface operations {
                      *               {
                      *                 "name": "connectivity",
                      *                 "status": "pass",
-                     *                 "duration_ms": 8.47,
+                     *                 "duration_ms": 0.57,
                      *                 "details": {
                      *                   "dialect": "sqlite",
-                     *                   "response_time_ms": 0.13,
+                     *                   "response_time_ms": 0.07,
                      *                   "connection_pool": {
                      *                     "active": 0,
                      *                     "idle": 1,
@@ -29265,15 +29228,15 @@ export interface operations {
                      *               {
                      *                 "name": "performance",
                      *                 "status": "pass",
-                     *                 "duration_ms": 1.89,
+                     *                 "duration_ms": 1.27,
                      *                 "details": {
                      *                   "dialect": "sqlite",
                      *                   "queries": 40,
                      *                   "samples": 40,
-                     *                   "avg_ms": 0.04,
-                     *                   "p50_ms": 0.03,
-                     *                   "p95_ms": 0.1,
-                     *                   "max_ms": 0.32
+                     *                   "avg_ms": 0.03,
+                     *                   "p50_ms": 0.02,
+                     *                   "p95_ms": 0.07,
+                     *                   "max_ms": 0.21
                      *                 }
                      *               }
                      *             ]
@@ -29285,7 +29248,7 @@ export interface operations {
                      *               {
                      *                 "name": "connectivity",
                      *                 "status": "pass",
-                     *                 "duration_ms": 20.98,
+                     *                 "duration_ms": 21.07,
                      *                 "details": {
                      *                   "backend": "memory",
                      *                   "ping_ms": 0.01,
@@ -29295,7 +29258,7 @@ export interface operations {
                      *               {
                      *                 "name": "performance",
                      *                 "status": "pass",
-                     *                 "duration_ms": 20.86,
+                     *                 "duration_ms": 20.94,
                      *                 "details": {
                      *                   "backend": "memory",
                      *                   "ping": {
@@ -29307,10 +29270,10 @@ export interface operations {
                      *                   },
                      *                   "pubsub_round_trip": {
                      *                     "samples": 10,
-                     *                     "avg_ms": 0.02,
+                     *                     "avg_ms": 0.01,
                      *                     "p50_ms": 0.01,
-                     *                     "p95_ms": 0.11,
-                     *                     "max_ms": 0.11
+                     *                     "p95_ms": 0.05,
+                     *                     "max_ms": 0.05
                      *                   },
                      *                   "lost_messages": 0
                      *                 }
@@ -29319,8 +29282,8 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.510Z",
-                     *       "request_id": "req_01m80g9yvc2fkjd03xfwd2991n"
+                     *       "timestamp": "2026-11-25T17:32:40.196Z",
+                     *       "request_id": "req_01m89w8htf000vv2e8phps2s69"
                      *     }
                      */
                     "application/json": {
@@ -29393,11 +29356,11 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "test_run_id": "diag_01m80g9yy1vqp7m7yazqdmprmf",
+                     *         "test_run_id": "diag_01m89w8hwe0000gj405n1jyhdw",
                      *         "status": "running",
-                     *         "task_id": "diag_01m80g9yy1vqp7m7yazqdmprmf",
+                     *         "task_id": "diag_01m89w8hwe0000gj405n1jyhdw",
                      *         "task": {
-                     *           "id": "diag_01m80g9yy1vqp7m7yazqdmprmf",
+                     *           "id": "diag_01m89w8hwe0000gj405n1jyhdw",
                      *           "type": "diagnostics",
                      *           "status": "running",
                      *           "progress": 0,
@@ -29414,16 +29377,16 @@ export interface operations {
                      *           "result": null,
                      *           "error": null,
                      *           "created_by": "admin",
-                     *           "created_at": "2026-11-22T02:10:33.537Z",
-                     *           "started_at": "2026-11-22T02:10:33.537Z",
+                     *           "created_at": "2026-11-25T17:32:40.207Z",
+                     *           "started_at": "2026-11-25T17:32:40.207Z",
                      *           "estimated_completion": null,
                      *           "completed_at": null,
                      *           "cancelled_at": null,
                      *           "attempts": 1
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.554Z",
-                     *       "request_id": "req_01m80g9yy0j59ga75acrecqhwq"
+                     *       "timestamp": "2026-11-25T17:32:40.207Z",
+                     *       "request_id": "req_01m89w8hwd000t2xmq821kp9mq"
                      *     }
                      */
                     "application/json": {
@@ -29705,8 +29668,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.807Z",
-                     *       "request_id": "req_01m80gazdj5tcv4dk97aae1tt7"
+                     *       "timestamp": "2026-11-25T17:33:11.630Z",
+                     *       "request_id": "req_01m89w9gjd002q83g3jjg71cmc"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -29881,17 +29844,17 @@ export interface operations {
                      *           {
                      *             "name": "database",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.28,
+                     *             "response_time_ms": 3.16,
                      *             "checks": [
                      *               {
                      *                 "name": "connectivity",
                      *                 "status": "pass",
-                     *                 "response_time_ms": 12.15
+                     *                 "response_time_ms": 3.05
                      *               },
                      *               {
                      *                 "name": "query_time",
                      *                 "status": "pass",
-                     *                 "avg_query_time_ms": 4.18
+                     *                 "avg_query_time_ms": 1.08
                      *               },
                      *               {
                      *                 "name": "connection_pool",
@@ -29906,7 +29869,7 @@ export interface operations {
                      *           {
                      *             "name": "cluster_state",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.25,
+                     *             "response_time_ms": 0.83,
                      *             "checks": [
                      *               {
                      *                 "name": "connectivity",
@@ -29918,12 +29881,12 @@ export interface operations {
                      *           {
                      *             "name": "cache",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.34,
+                     *             "response_time_ms": 0.1,
                      *             "checks": [
                      *               {
                      *                 "name": "l1_memory",
                      *                 "status": "pass",
-                     *                 "current_mb": 0.001,
+                     *                 "current_mb": 0.003,
                      *                 "limit_mb": 64
                      *               }
                      *             ]
@@ -29931,7 +29894,7 @@ export interface operations {
                      *           {
                      *             "name": "log_store",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.18,
+                     *             "response_time_ms": 2.96,
                      *             "checks": [
                      *               {
                      *                 "name": "connectivity",
@@ -29940,7 +29903,7 @@ export interface operations {
                      *               {
                      *                 "name": "write_queue",
                      *                 "status": "pass",
-                     *                 "pending": 0,
+                     *                 "pending": 4,
                      *                 "dropped": 0
                      *               }
                      *             ]
@@ -29948,18 +29911,18 @@ export interface operations {
                      *           {
                      *             "name": "metrics_collector",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.18,
+                     *             "response_time_ms": 0.64,
                      *             "checks": [
                      *               {
                      *                 "name": "sampling",
                      *                 "status": "pass",
-                     *                 "last_sample_age_seconds": 5,
+                     *                 "last_sample_age_seconds": 9,
                      *                 "interval_seconds": 10
                      *               },
                      *               {
                      *                 "name": "storage",
                      *                 "status": "pass",
-                     *                 "samples_written": 12,
+                     *                 "samples_written": 0,
                      *                 "failures": 0
                      *               }
                      *             ]
@@ -29967,17 +29930,17 @@ export interface operations {
                      *           {
                      *             "name": "task_runner",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.19,
+                     *             "response_time_ms": 3.29,
                      *             "checks": [
                      *               {
                      *                 "name": "storage",
                      *                 "status": "pass",
-                     *                 "response_time_ms": 20.46
+                     *                 "response_time_ms": 3.27
                      *               },
                      *               {
                      *                 "name": "lease_heartbeat",
                      *                 "status": "pass",
-                     *                 "last_heartbeat_ms_ago": 5022
+                     *                 "last_heartbeat_ms_ago": null
                      *               },
                      *               {
                      *                 "name": "running_tasks",
@@ -29989,30 +29952,35 @@ export interface operations {
                      *           {
                      *             "name": "scheduler",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.2,
+                     *             "response_time_ms": 0.45,
                      *             "checks": [
                      *               {
                      *                 "name": "timers",
                      *                 "status": "pass",
                      *                 "jobs": 2,
-                     *                 "next_run": "2026-11-22T03:17:00.000Z"
+                     *                 "next_run": "2026-11-26T03:17:00.000Z"
                      *               },
                      *               {
                      *                 "name": "last_runs",
                      *                 "status": "pass",
                      *                 "failing_jobs": []
+                     *               },
+                     *               {
+                     *                 "name": "schedules",
+                     *                 "status": "pass",
+                     *                 "unscheduled_jobs": []
                      *               }
                      *             ]
                      *           },
                      *           {
                      *             "name": "backups",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.2,
+                     *             "response_time_ms": 5.88,
                      *             "checks": [
                      *               {
                      *                 "name": "backup_folder",
                      *                 "status": "pass",
-                     *                 "response_time_ms": 26.53
+                     *                 "response_time_ms": 5.85
                      *               },
                      *               {
                      *                 "name": "scheduled_backups",
@@ -30024,12 +29992,12 @@ export interface operations {
                      *           {
                      *             "name": "event_store",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.2,
+                     *             "response_time_ms": 3.13,
                      *             "checks": [
                      *               {
                      *                 "name": "read",
                      *                 "status": "pass",
-                     *                 "response_time_ms": 20.32
+                     *                 "response_time_ms": 3.11
                      *               },
                      *               {
                      *                 "name": "outbox",
@@ -30041,7 +30009,7 @@ export interface operations {
                      *           {
                      *             "name": "event_bus",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.18,
+                     *             "response_time_ms": 0.16,
                      *             "checks": [
                      *               {
                      *                 "name": "writer",
@@ -30058,7 +30026,7 @@ export interface operations {
                      *           {
                      *             "name": "stream_hub",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.18,
+                     *             "response_time_ms": 0.14,
                      *             "checks": [
                      *               {
                      *                 "name": "live_feed",
@@ -30076,12 +30044,12 @@ export interface operations {
                      *           {
                      *             "name": "webhook_dispatcher",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.18,
+                     *             "response_time_ms": 0.13,
                      *             "checks": [
                      *               {
                      *                 "name": "claim_loop",
                      *                 "status": "pass",
-                     *                 "last_claim_ms": 1.25
+                     *                 "last_claim_ms": 0.26
                      *               },
                      *               {
                      *                 "name": "recorder",
@@ -30099,7 +30067,7 @@ export interface operations {
                      *           {
                      *             "name": "plugin_manager",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.21,
+                     *             "response_time_ms": 0.03,
                      *             "checks": [
                      *               {
                      *                 "name": "plugins_in_error",
@@ -30116,7 +30084,7 @@ export interface operations {
                      *           {
                      *             "name": "mailer",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.16,
+                     *             "response_time_ms": 0.06,
                      *             "checks": [
                      *               {
                      *                 "name": "transport",
@@ -30128,7 +30096,7 @@ export interface operations {
                      *           {
                      *             "name": "security_monitor",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.16,
+                     *             "response_time_ms": 0.05,
                      *             "checks": [
                      *               {
                      *                 "name": "event_listener",
@@ -30144,26 +30112,26 @@ export interface operations {
                      *           {
                      *             "name": "memory",
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.4,
+                     *             "response_time_ms": 0.23,
                      *             "checks": [
                      *               {
                      *                 "name": "heap",
                      *                 "status": "pass",
-                     *                 "current_mb": 89.48,
+                     *                 "current_mb": 101.28,
                      *                 "limit_mb": 4144,
-                     *                 "usage_percent": 2.16
+                     *                 "usage_percent": 2.44
                      *               },
                      *               {
                      *                 "name": "rss",
                      *                 "status": "pass",
-                     *                 "current_mb": 227.71
+                     *                 "current_mb": 249.9
                      *               }
                      *             ]
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.389Z",
-                     *       "request_id": "req_01m80g9ysbks63fftry28xp6fh"
+                     *       "timestamp": "2026-11-25T17:32:40.128Z",
+                     *       "request_id": "req_01m89w8hsz000bbspve5fgjfkc"
                      *     }
                      */
                     "application/json": {
@@ -30566,8 +30534,8 @@ export interface operations {
                      *           "dist_dir": ""
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.726Z",
-                     *       "request_id": "req_01m80g9kc75ejr6mmnwq84ef3t"
+                     *       "timestamp": "2026-11-25T17:32:32.336Z",
+                     *       "request_id": "req_01m89w8a63000ra7j2qqzhs8y1"
                      *     }
                      */
                     "application/json": {
@@ -30846,92 +30814,20 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid querystring: section must be equal to constant",
+                     *         "message": "Invalid querystring: section must be one of: server, storage, database, redis, auth, rate_limits, events, webhooks, plugins, logging, metrics, mail, security, backups, tasks, health, cache, console",
                      *         "details": {
                      *           "field": "section",
-                     *           "reason": "must be equal to constant",
+                     *           "reason": "must be one of: server, storage, database, redis, auth, rate_limits, events, webhooks, plugins, logging, metrics, mail, security, backups, tasks, health, cache, console",
                      *           "errors": [
                      *             {
                      *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "section",
-                     *               "reason": "must match a schema in anyOf"
+                     *               "reason": "must be one of: server, storage, database, redis, auth, rate_limits, events, webhooks, plugins, logging, metrics, mail, security, backups, tasks, health, cache, console"
                      *             }
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.993Z",
-                     *       "request_id": "req_01m80gazkhgzy25h4a46g5mn6z"
+                     *       "timestamp": "2026-11-25T17:33:11.649Z",
+                     *       "request_id": "req_01m89w9gk10015gkms95dm0rra"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -31123,8 +31019,8 @@ export interface operations {
                      *         "restart_required": false,
                      *         "config_version": "1"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.120Z",
-                     *       "request_id": "req_01m80g9krbdvr0g34hvq833f7j"
+                     *       "timestamp": "2026-11-25T17:32:32.403Z",
+                     *       "request_id": "req_01m89w8a84000nvjs5acbjn7z7"
                      *     }
                      */
                     "application/json": {
@@ -31185,8 +31081,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.297Z",
-                     *       "request_id": "req_01m80g9kyfrztphb07vmacypb4"
+                     *       "timestamp": "2026-11-25T17:32:32.438Z",
+                     *       "request_id": "req_01m89w8a9m000qmx18yjep9qgc"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -31576,8 +31472,8 @@ export interface operations {
                      *         "restart_required": false,
                      *         "config_version": "2"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.156Z",
-                     *       "request_id": "req_01m80g9ksm46bqceaj9hmydgmy"
+                     *       "timestamp": "2026-11-25T17:32:32.411Z",
+                     *       "request_id": "req_01m89w8a8n000j1dea4zge5thx"
                      *     }
                      */
                     "application/json": {
@@ -31638,8 +31534,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.311Z",
-                     *       "request_id": "req_01m80g9kyz5w9s6vtjdj3f1mj0"
+                     *       "timestamp": "2026-11-25T17:32:32.441Z",
+                     *       "request_id": "req_01m89w8a9q000cshfddvea79ba"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -32025,10 +31921,10 @@ export interface operations {
                      *       "data": {
                      *         "events": [
                      *           {
-                     *             "event_id": "evt_01m80g9mcy82w8wchyqyhh3441",
+                     *             "event_id": "evt_01m89w8aen0000hsjf4ebqnw0r",
                      *             "event_type": "order.created",
                      *             "source": "shop-backend",
-                     *             "timestamp": "2026-11-22T02:10:22.750Z",
+                     *             "timestamp": "2026-11-25T17:32:32.597Z",
                      *             "priority": 5,
                      *             "status": "processed",
                      *             "subscriber_count": 1,
@@ -32036,11 +31932,11 @@ export interface operations {
                      *             "security_level": "internal",
                      *             "expires_at": null,
                      *             "metadata": {
-                     *               "correlation_id": "req_01m80g9mccmmppzhy57vww574h",
-                     *               "request_id": "req_01m80g9mccmmppzhy57vww574h",
+                     *               "correlation_id": "req_01m89w8aej000h4d9btb396k83",
+                     *               "request_id": "req_01m89w8aej000h4d9btb396k83",
                      *               "user_agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *               "ip_address": "203.0.113.24",
-                     *               "processing_time_ms": 22.027
+                     *               "processing_time_ms": 3.335
                      *             },
                      *             "data_preview": {
                      *               "order_id": "ord_10453",
@@ -32050,10 +31946,10 @@ export interface operations {
                      *             }
                      *           },
                      *           {
-                     *             "event_id": "evt_01m80g9mbvx3fn766c7jh1xb5n",
+                     *             "event_id": "evt_01m89w8aed000gha6xqr4s0hnf",
                      *             "event_type": "order.shipped",
                      *             "source": "warehouse",
-                     *             "timestamp": "2026-11-22T02:10:22.715Z",
+                     *             "timestamp": "2026-11-25T17:32:32.589Z",
                      *             "priority": 4,
                      *             "status": "processed",
                      *             "subscriber_count": 1,
@@ -32062,10 +31958,10 @@ export interface operations {
                      *             "expires_at": null,
                      *             "metadata": {
                      *               "correlation_id": "checkout-7f3a9c",
-                     *               "request_id": "req_01m80g9mb20vpavf9zr308cpgk",
+                     *               "request_id": "req_01m89w8ae80002tghxxgp2zv0s",
                      *               "user_agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *               "ip_address": "203.0.113.24",
-                     *               "processing_time_ms": 15.338
+                     *               "processing_time_ms": 3.666
                      *             },
                      *             "data_preview": {
                      *               "order_id": "ord_10452",
@@ -32086,8 +31982,8 @@ export interface operations {
                      *           "event_type": "order.*"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:23.928Z",
-                     *       "request_id": "req_01m80g9nh0256ch6wszmv7bgng"
+                     *       "timestamp": "2026-11-25T17:32:33.666Z",
+                     *       "request_id": "req_01m89w8bfs000m073t6q36gf9j"
                      *     }
                      */
                     "application/json": {
@@ -32289,8 +32185,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.817Z",
-                     *       "request_id": "req_01m80gaze1aameshpgje382qvt"
+                     *       "timestamp": "2026-11-25T17:33:11.631Z",
+                     *       "request_id": "req_01m89w9gjf00038qfn75wj2wtm"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -32507,17 +32403,17 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "event": {
-                     *           "event_id": "evt_01m80g9ma9a84zmfp8jkxx9jys",
+                     *           "event_id": "evt_01m89w8ae2000yy2pysy8vjzgq",
                      *           "event_type": "order.created",
                      *           "source": "shop-backend",
-                     *           "timestamp": "2026-11-22T02:10:22.665Z",
+                     *           "timestamp": "2026-11-25T17:32:32.578Z",
                      *           "priority": 5,
                      *           "status": "emitted",
                      *           "subscriber_count": 1
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.672Z",
-                     *       "request_id": "req_01m80g9m9hpgn5kkv7wn7qnbvb"
+                     *       "timestamp": "2026-11-25T17:32:32.580Z",
+                     *       "request_id": "req_01m89w8adv000gcna5tpd6f3mr"
                      *     }
                      */
                     "application/json": {
@@ -32577,8 +32473,8 @@ export interface operations {
                      *           "value": "order created!"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.825Z",
-                     *       "request_id": "req_01m80g9me137seqtqf7a5kqcdm"
+                     *       "timestamp": "2026-11-25T17:32:32.602Z",
+                     *       "request_id": "req_01m89w8aes000dsgw1xyk4xsh1"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -32677,8 +32573,8 @@ export interface operations {
                      *           "expires_at": "2026-01-01T00:00:00.000Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.841Z",
-                     *       "request_id": "req_01m80g9mfq57p4w34hzk6z03t9"
+                     *       "timestamp": "2026-11-25T17:32:32.604Z",
+                     *       "request_id": "req_01m89w8aev000xxdv0qjpwm4sv"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -32781,8 +32677,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.816Z",
-                     *       "request_id": "req_01m80gazdz4n8t28xx6cxt6f0z"
+                     *       "timestamp": "2026-11-25T17:33:11.630Z",
+                     *       "request_id": "req_01m89w9gje001xf7mx3swkz08x"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -32955,10 +32851,10 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "event": {
-                     *           "event_id": "evt_01m80g9ma9a84zmfp8jkxx9jys",
+                     *           "event_id": "evt_01m89w8ae2000yy2pysy8vjzgq",
                      *           "event_type": "order.created",
                      *           "source": "shop-backend",
-                     *           "timestamp": "2026-11-22T02:10:22.665Z",
+                     *           "timestamp": "2026-11-25T17:32:32.578Z",
                      *           "priority": 5,
                      *           "status": "processed",
                      *           "subscriber_count": 1,
@@ -32967,10 +32863,10 @@ export interface operations {
                      *           "expires_at": null,
                      *           "metadata": {
                      *             "correlation_id": "checkout-7f3a9c",
-                     *             "request_id": "req_01m80g9m9hpgn5kkv7wn7qnbvb",
+                     *             "request_id": "req_01m89w8adv000gcna5tpd6f3mr",
                      *             "user_agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
                      *             "ip_address": "203.0.113.24",
-                     *             "processing_time_ms": 0.897
+                     *             "processing_time_ms": 1.957
                      *           },
                      *           "data": {
                      *             "order_id": "ord_10452",
@@ -32985,11 +32881,11 @@ export interface operations {
                      *             "pending_deliveries": 0,
                      *             "delivery_attempts": [
                      *               {
-                     *                 "subscriber": "sub_01m80g9m5p5kk0g46vy4mgy69q",
+                     *                 "subscriber": "sub_01m89w8ab6000s07e1sgfcmc9g",
                      *                 "status": "delivered",
                      *                 "attempt": 1,
-                     *                 "delivery_time": "2026-11-22T02:10:22.702Z",
-                     *                 "processing_time_ms": 64.829,
+                     *                 "delivery_time": "2026-11-25T17:32:32.586Z",
+                     *                 "processing_time_ms": 12.514,
                      *                 "response_status": 200,
                      *                 "error": null
                      *               }
@@ -32997,8 +32893,8 @@ export interface operations {
                      *           }
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:23.019Z",
-                     *       "request_id": "req_01m80g9mmtkj6jvn50200nq360"
+                     *       "timestamp": "2026-11-25T17:32:32.724Z",
+                     *       "request_id": "req_01m89w8ajm000y2qcswfjtw41t"
                      *     }
                      */
                     "application/json": {
@@ -33198,13 +33094,13 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "EVENT_NOT_FOUND",
-                     *         "message": "Event 'evt_01m80gaz9cfe4k3t2cn8fb39dd' does not exist",
+                     *         "message": "Event 'evt_01m89w9ghr005qtaktve18w28z' does not exist",
                      *         "details": {
-                     *           "event_id": "evt_01m80gaz9cfe4k3t2cn8fb39dd"
+                     *           "event_id": "evt_01m89w9ghr005qtaktve18w28z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.823Z",
-                     *       "request_id": "req_01m80gaze62aetag7vtq74e2tt"
+                     *       "timestamp": "2026-11-25T17:33:11.632Z",
+                     *       "request_id": "req_01m89w9gjf001pydtdmr1yqbbd"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -33231,14 +33127,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "EVENT_EXPIRED",
-                     *         "message": "Event 'evt_01m80g9mghsbbrf1pndzbwm8b2' expired at 2026-11-22T02:10:23.851Z",
+                     *         "message": "Event 'evt_01m89w8aex0007244vpa78efw5' expired at 2026-11-25T17:32:33.604Z",
                      *         "details": {
-                     *           "event_id": "evt_01m80g9mghsbbrf1pndzbwm8b2",
-                     *           "expires_at": "2026-11-22T02:10:23.851Z"
+                     *           "event_id": "evt_01m89w8aex0007244vpa78efw5",
+                     *           "expires_at": "2026-11-25T17:32:33.604Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:23.903Z",
-                     *       "request_id": "req_01m80g9ngywp96d2b03zvx424q"
+                     *       "timestamp": "2026-11-25T17:32:33.656Z",
+                     *       "request_id": "req_01m89w8bfq0008905qmsgq462y"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -33268,11 +33164,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.824Z",
-                     *       "request_id": "req_01m80gaze8betkmqm9dz3xw19z"
+                     *       "timestamp": "2026-11-25T17:33:11.632Z",
+                     *       "request_id": "req_01m89w9gjg000tym7tp3fgt3nv"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -33444,10 +33346,10 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "event_id": "evt_01m80g9ma9a84zmfp8jkxx9jys",
+                     *         "event_id": "evt_01m89w8ae2000yy2pysy8vjzgq",
                      *         "audit_trail": [
                      *           {
-                     *             "timestamp": "2026-11-22T02:10:22.665Z",
+                     *             "timestamp": "2026-11-25T17:32:32.578Z",
                      *             "action": "event_emitted",
                      *             "actor": "admin",
                      *             "details": {
@@ -33456,26 +33358,26 @@ export interface operations {
                      *               "security_level": "internal",
                      *               "durable_subscribers": 1,
                      *               "live_subscribers": 0,
-                     *               "request_id": "req_01m80g9m9hpgn5kkv7wn7qnbvb",
+                     *               "request_id": "req_01m89w8adv000gcna5tpd6f3mr",
                      *               "sequence": 26
                      *             }
                      *           },
                      *           {
-                     *             "timestamp": "2026-11-22T02:10:22.702Z",
+                     *             "timestamp": "2026-11-25T17:32:32.586Z",
                      *             "action": "event_delivered",
                      *             "actor": "webhook_dispatcher",
                      *             "details": {
-                     *               "subscription_id": "sub_01m80g9m5p5kk0g46vy4mgy69q",
-                     *               "delivery_id": "dlv_01m80g9maaym71x7xqjgqczzkn",
+                     *               "subscription_id": "sub_01m89w8ab6000s07e1sgfcmc9g",
+                     *               "delivery_id": "dlv_01m89w8ae4000zdnb5hcm7fskm",
                      *               "attempt": 1,
                      *               "response_status": 200,
-                     *               "latency_ms": 64.829
+                     *               "latency_ms": 12.514
                      *             }
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:23.034Z",
-                     *       "request_id": "req_01m80g9mncy9ywytshdm8kt2vd"
+                     *       "timestamp": "2026-11-25T17:32:32.730Z",
+                     *       "request_id": "req_01m89w8ajn000hcn1gjkx0ch5g"
                      *     }
                      */
                     "application/json": {
@@ -33637,13 +33539,13 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "EVENT_NOT_FOUND",
-                     *         "message": "Event 'evt_01m80gaz9cfe4k3t2cn8fb39dd' does not exist",
+                     *         "message": "Event 'evt_01m89w9ghr005qtaktve18w28z' does not exist",
                      *         "details": {
-                     *           "event_id": "evt_01m80gaz9cfe4k3t2cn8fb39dd"
+                     *           "event_id": "evt_01m89w9ghr005qtaktve18w28z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.827Z",
-                     *       "request_id": "req_01m80gaze9j58388t85yrx210p"
+                     *       "timestamp": "2026-11-25T17:33:11.632Z",
+                     *       "request_id": "req_01m89w9gjg001ths3zt608m770"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -33673,11 +33575,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.829Z",
-                     *       "request_id": "req_01m80gazed0qh3sf8fkybjjymf"
+                     *       "timestamp": "2026-11-25T17:33:11.633Z",
+                     *       "request_id": "req_01m89w9gjh0002aawd562s0j0k"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -33848,14 +33756,14 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "status": "healthy",
-                     *         "last_check": "2026-11-22T02:10:24.050Z",
+                     *         "last_check": "2026-11-25T17:32:33.676Z",
                      *         "metrics": {
                      *           "queue_size": 0,
                      *           "processing_rate": 0.483,
                      *           "error_rate": 0,
-                     *           "average_latency_ms": 54.544,
-                     *           "delivery_latency_ms": 68.644,
-                     *           "memory_usage_mb": 196.09,
+                     *           "average_latency_ms": 13.529,
+                     *           "delivery_latency_ms": 7.582,
+                     *           "memory_usage_mb": 230.03,
                      *           "active_connections": 0
                      *         },
                      *         "checks": [
@@ -33885,8 +33793,8 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.054Z",
-                     *       "request_id": "req_01m80g9nngmrt2tp6hpvahvg67"
+                     *       "timestamp": "2026-11-25T17:32:33.676Z",
+                     *       "request_id": "req_01m89w8bgb000dgbzg9njsndcg"
                      *     }
                      */
                     "application/json": {
@@ -34200,17 +34108,17 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "purge_id": "prg_01m80g9vd36qanqp4c195ke6g4",
-                     *         "task_id": "prg_01m80g9vd36qanqp4c195ke6g4",
+                     *         "purge_id": "prg_01m89w8gsk000s3t4dzqy8mp50",
+                     *         "task_id": "prg_01m89w8gsk000s3t4dzqy8mp50",
                      *         "status": "started",
                      *         "dry_run": true,
                      *         "events_to_purge": 0,
                      *         "estimated_duration_minutes": 0,
-                     *         "cutoff": "2026-10-23T02:10:29.922Z",
-                     *         "started_at": "2026-11-22T02:10:29.923Z"
+                     *         "cutoff": "2026-10-26T17:32:39.091Z",
+                     *         "started_at": "2026-11-25T17:32:39.091Z"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:29.925Z",
-                     *       "request_id": "req_01m80g9vckgdy0rjta2t3se953"
+                     *       "timestamp": "2026-11-25T17:32:39.093Z",
+                     *       "request_id": "req_01m89w8gsb0009vvmg2t2bkya6"
                      *     }
                      */
                     "application/json": {
@@ -34451,8 +34359,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.934Z",
-                     *       "request_id": "req_01m80gazhnrv2mm1cqc41awe9x"
+                     *       "timestamp": "2026-11-25T17:33:11.644Z",
+                     *       "request_id": "req_01m89w9gjv001cvch5d57h4ef6"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -34625,8 +34533,8 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "purge": {
-                     *           "purge_id": "prg_01m80g9vd36qanqp4c195ke6g4",
-                     *           "task_id": "prg_01m80g9vd36qanqp4c195ke6g4",
+                     *           "purge_id": "prg_01m89w8gsk000s3t4dzqy8mp50",
+                     *           "task_id": "prg_01m89w8gsk000s3t4dzqy8mp50",
                      *           "status": "completed",
                      *           "dry_run": true,
                      *           "criteria": {
@@ -34635,7 +34543,7 @@ export interface operations {
                      *               "order.*"
                      *             ]
                      *           },
-                     *           "cutoff": "2026-10-23T02:10:29.922Z",
+                     *           "cutoff": "2026-10-26T17:32:39.091Z",
                      *           "batch_size": 500,
                      *           "scheduled": false,
                      *           "events_to_purge": 0,
@@ -34645,14 +34553,14 @@ export interface operations {
                      *             "total_events": 0,
                      *             "percentage": 100
                      *           },
-                     *           "started_at": "2026-11-22T02:10:29.923Z",
+                     *           "started_at": "2026-11-25T17:32:39.091Z",
                      *           "estimated_completion": null,
-                     *           "completed_at": "2026-11-22T02:10:29.979Z",
+                     *           "completed_at": "2026-11-25T17:32:39.096Z",
                      *           "error": null
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:30.026Z",
-                     *       "request_id": "req_01m80g9vfbfkgf765978ayxm13"
+                     *       "timestamp": "2026-11-25T17:32:39.110Z",
+                     *       "request_id": "req_01m89w8gst000v52qt0gnmn3h1"
                      *     }
                      */
                     "application/json": {
@@ -34834,14 +34742,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "purge 'prg_01m80gaz9cdhz95hz9jrrjea6t' does not exist",
+                     *         "message": "purge 'prg_01m89w9ghr009z2yt6pvvmpc5t' does not exist",
                      *         "details": {
                      *           "resource": "purge",
-                     *           "id": "prg_01m80gaz9cdhz95hz9jrrjea6t"
+                     *           "id": "prg_01m89w9ghr009z2yt6pvvmpc5t"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.935Z",
-                     *       "request_id": "req_01m80gazhqd5vg9xrg4pc59cg1"
+                     *       "timestamp": "2026-11-25T17:33:11.644Z",
+                     *       "request_id": "req_01m89w9gjw000vhnjazrag4zeq"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -34871,11 +34779,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.937Z",
-                     *       "request_id": "req_01m80gazhstj3zkf33gnf64v5w"
+                     *       "timestamp": "2026-11-25T17:33:11.645Z",
+                     *       "request_id": "req_01m89w9gjx000sk4mgsyvbp3mv"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -35034,7 +34948,7 @@ export interface operations {
                  *         "correlation_id": "checkout-7f3a9c"
                  *       },
                  *       "target_subscribers": [
-                 *         "sub_01m80g9m5p5kk0g46vy4mgy69q"
+                 *         "sub_01m89w8ab6000s07e1sgfcmc9g"
                  *       ],
                  *       "replay_mode": "sequential",
                  *       "delay_between_events_ms": 100
@@ -35083,15 +34997,15 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "replay_id": "rpl_01m80g9p8vaeyncxpten83x65r",
-                     *         "task_id": "rpl_01m80g9p8vaeyncxpten83x65r",
+                     *         "replay_id": "rpl_01m89w8bnk0002882qr5q82r6r",
+                     *         "task_id": "rpl_01m89w8bnk0002882qr5q82r6r",
                      *         "status": "started",
                      *         "events_to_replay": 1,
                      *         "estimated_duration_minutes": 1,
-                     *         "started_at": "2026-11-22T02:10:24.668Z"
+                     *         "started_at": "2026-11-25T17:32:33.844Z"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.677Z",
-                     *       "request_id": "req_01m80g9p7evy48btq5s5hvwf6g"
+                     *       "timestamp": "2026-11-25T17:32:33.846Z",
+                     *       "request_id": "req_01m89w8bn9000e26cdns14dv6m"
                      *     }
                      */
                     "application/json": {
@@ -35250,16 +35164,16 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "SUBSCRIPTION_NOT_FOUND",
-                     *         "message": "Subscription 'sub_01m80g9p9gng5jm5a256qz8te7' does not exist",
+                     *         "message": "Subscription 'sub_01m89w8bns000wet186by940p1' does not exist",
                      *         "details": {
                      *           "field": "target_subscribers",
                      *           "subscription_ids": [
-                     *             "sub_01m80g9p9gng5jm5a256qz8te7"
+                     *             "sub_01m89w8bns000wet186by940p1"
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.704Z",
-                     *       "request_id": "req_01m80g9p9htnk8fey7mdseweng"
+                     *       "timestamp": "2026-11-25T17:32:33.855Z",
+                     *       "request_id": "req_01m89w8bns001b1pwp6nn0xxan"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -35392,8 +35306,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.927Z",
-                     *       "request_id": "req_01m80gazhertm6ta6gx97arbn0"
+                     *       "timestamp": "2026-11-25T17:33:11.642Z",
+                     *       "request_id": "req_01m89w9gjt001hn6g0rkwh57ke"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -35566,8 +35480,8 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "replay": {
-                     *           "replay_id": "rpl_01m80g9p8vaeyncxpten83x65r",
-                     *           "task_id": "rpl_01m80g9p8vaeyncxpten83x65r",
+                     *           "replay_id": "rpl_01m89w8bnk0002882qr5q82r6r",
+                     *           "task_id": "rpl_01m89w8bnk0002882qr5q82r6r",
                      *           "status": "completed",
                      *           "progress": {
                      *             "events_replayed": 1,
@@ -35587,20 +35501,20 @@ export interface operations {
                      *             "correlation_id": "checkout-7f3a9c"
                      *           },
                      *           "target_subscribers": [
-                     *             "sub_01m80g9m5p5kk0g46vy4mgy69q"
+                     *             "sub_01m89w8ab6000s07e1sgfcmc9g"
                      *           ],
                      *           "replay_mode": "sequential",
                      *           "delay_between_events_ms": 100,
-                     *           "started_at": "2026-11-22T02:10:24.668Z",
+                     *           "started_at": "2026-11-25T17:32:33.844Z",
                      *           "estimated_completion": null,
-                     *           "completed_at": "2026-11-22T02:10:29.818Z",
+                     *           "completed_at": "2026-11-25T17:32:38.966Z",
                      *           "errors": [],
                      *           "error_count": 0,
                      *           "error": null
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:29.850Z",
-                     *       "request_id": "req_01m80g9vap6pn5g5zkrcwhhfh5"
+                     *       "timestamp": "2026-11-25T17:32:39.072Z",
+                     *       "request_id": "req_01m89w8grv000t1d236bkx9vh8"
                      *     }
                      */
                     "application/json": {
@@ -35793,14 +35707,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "replay 'rpl_01m80gaz9cvwr28h8vcdt2h77h' does not exist",
+                     *         "message": "replay 'rpl_01m89w9ghr008tnywp0mmjs0wh' does not exist",
                      *         "details": {
                      *           "resource": "replay",
-                     *           "id": "rpl_01m80gaz9cvwr28h8vcdt2h77h"
+                     *           "id": "rpl_01m89w9ghr008tnywp0mmjs0wh"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.928Z",
-                     *       "request_id": "req_01m80gazhf3kn0fh1vgzsxea66"
+                     *       "timestamp": "2026-11-25T17:33:11.643Z",
+                     *       "request_id": "req_01m89w9gjt002vd0mxezwkvjzk"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -35830,11 +35744,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.929Z",
-                     *       "request_id": "req_01m80gazhhrfnzawg0mwqw5162"
+                     *       "timestamp": "2026-11-25T17:33:11.643Z",
+                     *       "request_id": "req_01m89w9gjv0003zb3hazvhf41e"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -36010,8 +35930,8 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "time_range": {
-                     *           "start": "2026-11-21T02:10:24.033Z",
-                     *           "end": "2026-11-22T02:10:24.033Z"
+                     *           "start": "2026-11-24T17:32:33.672Z",
+                     *           "end": "2026-11-25T17:32:33.672Z"
                      *         },
                      *         "group_by": "event_type",
                      *         "summary": {
@@ -36019,86 +35939,86 @@ export interface operations {
                      *           "events_per_minute": 0.0201,
                      *           "unique_event_types": 13,
                      *           "active_subscriptions": 2,
-                     *           "average_processing_time_ms": 54.544
+                     *           "average_processing_time_ms": 13.529
                      *         },
                      *         "by_event_type": [
                      *           {
                      *             "event_type": "user.created",
                      *             "count": 5,
                      *             "percentage": 17.24,
-                     *             "avg_processing_time_ms": 81.46
+                     *             "avg_processing_time_ms": 13.692
                      *           },
                      *           {
                      *             "event_type": "user.updated",
                      *             "count": 5,
                      *             "percentage": 17.24,
-                     *             "avg_processing_time_ms": 103.382
+                     *             "avg_processing_time_ms": 36.082
                      *           },
                      *           {
                      *             "event_type": "auth.login",
                      *             "count": 4,
                      *             "percentage": 13.79,
-                     *             "avg_processing_time_ms": 4.443
+                     *             "avg_processing_time_ms": 1.515
                      *           },
                      *           {
                      *             "event_type": "system.config.updated",
                      *             "count": 4,
                      *             "percentage": 13.79,
-                     *             "avg_processing_time_ms": 14.434
+                     *             "avg_processing_time_ms": 3.904
                      *           },
                      *           {
                      *             "event_type": "order.created",
                      *             "count": 2,
                      *             "percentage": 6.9,
-                     *             "avg_processing_time_ms": 11.462
+                     *             "avg_processing_time_ms": 2.646
                      *           },
                      *           {
                      *             "event_type": "user.deleted",
                      *             "count": 2,
                      *             "percentage": 6.9,
-                     *             "avg_processing_time_ms": 6.204
+                     *             "avg_processing_time_ms": 7.956
                      *           },
                      *           {
                      *             "event_type": "auth.login_failed",
                      *             "count": 1,
                      *             "percentage": 3.45,
-                     *             "avg_processing_time_ms": 12.488
+                     *             "avg_processing_time_ms": 5.825
                      *           },
                      *           {
                      *             "event_type": "cart.reminder",
                      *             "count": 1,
                      *             "percentage": 3.45,
-                     *             "avg_processing_time_ms": 5.362
+                     *             "avg_processing_time_ms": 0.277
                      *           },
                      *           {
                      *             "event_type": "order.shipped",
                      *             "count": 1,
                      *             "percentage": 3.45,
-                     *             "avg_processing_time_ms": 15.338
+                     *             "avg_processing_time_ms": 3.666
                      *           },
                      *           {
                      *             "event_type": "security.alert",
                      *             "count": 1,
                      *             "percentage": 3.45,
-                     *             "avg_processing_time_ms": 5.765
+                     *             "avg_processing_time_ms": 0.937
                      *           },
                      *           {
                      *             "event_type": "system.maintenance.disabled",
                      *             "count": 1,
                      *             "percentage": 3.45,
-                     *             "avg_processing_time_ms": 406.065
+                     *             "avg_processing_time_ms": 66.367
                      *           },
                      *           {
                      *             "event_type": "system.maintenance.enabled",
                      *             "count": 1,
                      *             "percentage": 3.45,
-                     *             "avg_processing_time_ms": 25.122
+                     *             "avg_processing_time_ms": 9.235
                      *           },
                      *           {
                      *             "event_type": "user.suspended",
                      *             "count": 1,
                      *             "percentage": 3.45,
-                     *             "avg_processing_time_ms": 76.578
+                     *             "avg_processing_time_ms": 14.297
                      *           }
                      *         ],
                      *         "by_source": [
@@ -36130,14 +36050,14 @@ export interface operations {
                      *         ],
                      *         "timeline": [
                      *           {
-                     *             "timestamp": "2026-11-22T02:00:00.000Z",
+                     *             "timestamp": "2026-11-25T17:00:00.000Z",
                      *             "event_count": 29,
-                     *             "avg_processing_time_ms": 54.544
+                     *             "avg_processing_time_ms": 13.529
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.042Z",
-                     *       "request_id": "req_01m80g9nmnqh3tdf7pz30ka4hv"
+                     *       "timestamp": "2026-11-25T17:32:33.673Z",
+                     *       "request_id": "req_01m89w8bg3000w9h4gzb0c7b25"
                      *     }
                      */
                     "application/json": {
@@ -36334,8 +36254,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.830Z",
-                     *       "request_id": "req_01m80gazedv2ewwncaqffh9tzn"
+                     *       "timestamp": "2026-11-25T17:33:11.633Z",
+                     *       "request_id": "req_01m89w9gjh001te7rbtp1ehgw8"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -36514,15 +36434,15 @@ export interface operations {
                 content: {
                     /**
                      * @example retry: 3000
-                     *     : connected 2026-11-22T02:10:24.544Z
+                     *     : connected 2026-11-25T17:32:33.820Z
                      *
-                     *     id: evt_01m80g9mbvx3fn766c7jh1xb5n
+                     *     id: evt_01m89w8aed000gha6xqr4s0hnf
                      *     event: order.shipped
-                     *     data: {"event_id":"evt_01m80g9mbvx3fn766c7jh1xb5n","event_type":"order.shipped","source":"warehouse","timestamp":"2026-11-22T02:10:22.715Z","priority":4,"data":{"order_id":"ord_10452","carrier":"DHL","tracking":"JD014600006183"},"sequence":27}
+                     *     data: {"event_id":"evt_01m89w8aed000gha6xqr4s0hnf","event_type":"order.shipped","source":"warehouse","timestamp":"2026-11-25T17:32:32.589Z","priority":4,"data":{"order_id":"ord_10452","carrier":"DHL","tracking":"JD014600006183"},"sequence":27}
                      *
-                     *     id: evt_01m80g9mcy82w8wchyqyhh3441
+                     *     id: evt_01m89w8aen0000hsjf4ebqnw0r
                      *     event: order.created
-                     *     data: {"event_id":"evt_01m80g9mcy82w8wchyqyhh3441","event_type":"order.created","source":"shop-backend","timestamp":"2026-11-22T02:10:22.750Z","priority":5,"data":{"order_id":"ord_10453","customer_id":"cus_0918","total":32.5,"currency":"EUR"},"sequence":28}
+                     *     data: {"event_id":"evt_01m89w8aen0000hsjf4ebqnw0r","event_type":"order.created","source":"shop-backend","timestamp":"2026-11-25T17:32:32.597Z","priority":5,"data":{"order_id":"ord_10453","customer_id":"cus_0918","total":32.5,"currency":"EUR"},"sequence":28}
                      */
                     "text/event-stream": string;
                 };
@@ -36654,13 +36574,13 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "EVENT_NOT_FOUND",
-                     *         "message": "Event 'evt_01m80g9p6zbdz8cyktpp3wgrc2' does not exist",
+                     *         "message": "Event 'evt_01m89w8bn70001qbb33shgyc7a' does not exist",
                      *         "details": {
-                     *           "event_id": "evt_01m80g9p6zbdz8cyktpp3wgrc2"
+                     *           "event_id": "evt_01m89w8bn70001qbb33shgyc7a"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.608Z",
-                     *       "request_id": "req_01m80g9p6zf70yh88pgbre907p"
+                     *       "timestamp": "2026-11-25T17:32:33.831Z",
+                     *       "request_id": "req_01m89w8bn7001m75q6tgpa00ss"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -36691,11 +36611,17 @@ export interface operations {
                      *         "details": {
                      *           "field": "patterns",
                      *           "reason": "invalid pattern",
-                     *           "value": "order..created"
+                     *           "value": "order..created",
+                     *           "errors": [
+                     *             {
+                     *               "field": "patterns",
+                     *               "reason": "invalid pattern"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.925Z",
-                     *       "request_id": "req_01m80gazhdvee79sh7qy0es991"
+                     *       "timestamp": "2026-11-25T17:33:11.642Z",
+                     *       "request_id": "req_01m89w9gjt000bmh1xem38h0rk"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -36872,11 +36798,11 @@ export interface operations {
                      *       "data": {
                      *         "subscriptions": [
                      *           {
-                     *             "subscription_id": "sub_01m80g9m855zetysgan3ephhn8",
+                     *             "subscription_id": "sub_01m89w8adp00047e166cfcax18",
                      *             "name": "security-audit",
                      *             "status": "active",
                      *             "enabled": true,
-                     *             "owner_id": "usr_01m80g9g1418s5587pq0vz2cj7",
+                     *             "owner_id": "usr_01m89w8936000a29kvfnm6qhp0",
                      *             "event_patterns": [
                      *               "user.*",
                      *               "security.**"
@@ -36905,15 +36831,15 @@ export interface operations {
                      *             "success_rate": 1,
                      *             "last_delivery": null,
                      *             "last_error": null,
-                     *             "created_at": "2026-11-22T02:10:22.597Z",
-                     *             "updated_at": "2026-11-22T02:10:22.597Z"
+                     *             "created_at": "2026-11-25T17:32:32.566Z",
+                     *             "updated_at": "2026-11-25T17:32:32.566Z"
                      *           },
                      *           {
-                     *             "subscription_id": "sub_01m80g9m5p5kk0g46vy4mgy69q",
+                     *             "subscription_id": "sub_01m89w8ab6000s07e1sgfcmc9g",
                      *             "name": "order-fulfilment",
                      *             "status": "active",
                      *             "enabled": true,
-                     *             "owner_id": "usr_01m80g9g1418s5587pq0vz2cj7",
+                     *             "owner_id": "usr_01m89w8936000a29kvfnm6qhp0",
                      *             "event_patterns": [
                      *               "order.*"
                      *             ],
@@ -36943,15 +36869,15 @@ export interface operations {
                      *             "events_delivered": 3,
                      *             "events_failed": 0,
                      *             "success_rate": 1,
-                     *             "last_delivery": "2026-11-22T02:10:22.824Z",
+                     *             "last_delivery": "2026-11-25T17:32:32.602Z",
                      *             "last_error": null,
-                     *             "created_at": "2026-11-22T02:10:22.518Z",
-                     *             "updated_at": "2026-11-22T02:10:22.518Z"
+                     *             "created_at": "2026-11-25T17:32:32.486Z",
+                     *             "updated_at": "2026-11-25T17:32:32.486Z"
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.087Z",
-                     *       "request_id": "req_01m80g9npebz5tg2skakps3rf3"
+                     *       "timestamp": "2026-11-25T17:32:33.693Z",
+                     *       "request_id": "req_01m89w8bgk000awz964apgxaaj"
                      *     }
                      */
                     "application/json": {
@@ -37150,32 +37076,20 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid querystring: status must be equal to constant",
+                     *         "message": "Invalid querystring: status must be one of: active, paused, error",
                      *         "details": {
                      *           "field": "status",
-                     *           "reason": "must be equal to constant",
+                     *           "reason": "must be one of: active, paused, error",
                      *           "errors": [
                      *             {
                      *               "field": "status",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "status",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "status",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "status",
-                     *               "reason": "must match a schema in anyOf"
+                     *               "reason": "must be one of: active, paused, error"
                      *             }
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.837Z",
-                     *       "request_id": "req_01m80gazentzjbsgc7a37mcpcg"
+                     *       "timestamp": "2026-11-25T17:33:11.634Z",
+                     *       "request_id": "req_01m89w9gjj001bt3njg602yrxj"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -37425,11 +37339,11 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "subscription": {
-                     *           "subscription_id": "sub_01m80g9m5p5kk0g46vy4mgy69q",
+                     *           "subscription_id": "sub_01m89w8ab6000s07e1sgfcmc9g",
                      *           "name": "order-fulfilment",
                      *           "status": "active",
                      *           "enabled": true,
-                     *           "owner_id": "usr_01m80g9g1418s5587pq0vz2cj7",
+                     *           "owner_id": "usr_01m89w8936000a29kvfnm6qhp0",
                      *           "event_patterns": [
                      *             "order.*"
                      *           ],
@@ -37461,12 +37375,12 @@ export interface operations {
                      *           "success_rate": 1,
                      *           "last_delivery": null,
                      *           "last_error": null,
-                     *           "created_at": "2026-11-22T02:10:22.518Z",
-                     *           "updated_at": "2026-11-22T02:10:22.518Z"
+                     *           "created_at": "2026-11-25T17:32:32.486Z",
+                     *           "updated_at": "2026-11-25T17:32:32.486Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.520Z",
-                     *       "request_id": "req_01m80g9m4z8mf8mekxgtgrm6th"
+                     *       "timestamp": "2026-11-25T17:32:32.488Z",
+                     *       "request_id": "req_01m89w8aax0008s5et6refj2n9"
                      *     }
                      */
                     "application/json": {
@@ -37741,8 +37655,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.836Z",
-                     *       "request_id": "req_01m80gazekvmrrs333e87tdgjp"
+                     *       "timestamp": "2026-11-25T17:33:11.634Z",
+                     *       "request_id": "req_01m89w9gjj0004gv05p2jtwb61"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -37915,11 +37829,11 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "subscription": {
-                     *           "subscription_id": "sub_01m80g9m5p5kk0g46vy4mgy69q",
+                     *           "subscription_id": "sub_01m89w8ab6000s07e1sgfcmc9g",
                      *           "name": "order-fulfilment",
                      *           "status": "active",
                      *           "enabled": true,
-                     *           "owner_id": "usr_01m80g9g1418s5587pq0vz2cj7",
+                     *           "owner_id": "usr_01m89w8936000a29kvfnm6qhp0",
                      *           "event_patterns": [
                      *             "order.*"
                      *           ],
@@ -37949,14 +37863,14 @@ export interface operations {
                      *           "events_delivered": 3,
                      *           "events_failed": 0,
                      *           "success_rate": 1,
-                     *           "last_delivery": "2026-11-22T02:10:22.824Z",
+                     *           "last_delivery": "2026-11-25T17:32:32.602Z",
                      *           "last_error": null,
-                     *           "created_at": "2026-11-22T02:10:22.518Z",
-                     *           "updated_at": "2026-11-22T02:10:22.518Z"
+                     *           "created_at": "2026-11-25T17:32:32.486Z",
+                     *           "updated_at": "2026-11-25T17:32:32.486Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.153Z",
-                     *       "request_id": "req_01m80g9nrpzrdp6jv30nt60tst"
+                     *       "timestamp": "2026-11-25T17:32:33.710Z",
+                     *       "request_id": "req_01m89w8bh9000jcn54xhak0n73"
                      *     }
                      */
                     "application/json": {
@@ -38155,13 +38069,13 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "SUBSCRIPTION_NOT_FOUND",
-                     *         "message": "Subscription 'sub_01m80gaz9cajawchn5c431gkn9' does not exist",
+                     *         "message": "Subscription 'sub_01m89w9ghr006tjkz2wr2y32h4' does not exist",
                      *         "details": {
-                     *           "subscription_id": "sub_01m80gaz9cajawchn5c431gkn9"
+                     *           "subscription_id": "sub_01m89w9ghr006tjkz2wr2y32h4"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.879Z",
-                     *       "request_id": "req_01m80gazfyn6qdve7zfpn4nvwk"
+                     *       "timestamp": "2026-11-25T17:33:11.635Z",
+                     *       "request_id": "req_01m89w9gjj002pmrpwmt5a7ps1"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -38191,11 +38105,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.881Z",
-                     *       "request_id": "req_01m80gazg17yeawhsgxepv2dcr"
+                     *       "timestamp": "2026-11-25T17:33:11.635Z",
+                     *       "request_id": "req_01m89w9gjk000h550a3gm0y9vg"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -38431,11 +38351,11 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "subscription": {
-                     *           "subscription_id": "sub_01m80g9m5p5kk0g46vy4mgy69q",
+                     *           "subscription_id": "sub_01m89w8ab6000s07e1sgfcmc9g",
                      *           "name": "order-fulfilment",
                      *           "status": "active",
                      *           "enabled": true,
-                     *           "owner_id": "usr_01m80g9g1418s5587pq0vz2cj7",
+                     *           "owner_id": "usr_01m89w8936000a29kvfnm6qhp0",
                      *           "event_patterns": [
                      *             "order.*",
                      *             "payment.captured"
@@ -38466,14 +38386,14 @@ export interface operations {
                      *           "events_delivered": 3,
                      *           "events_failed": 0,
                      *           "success_rate": 1,
-                     *           "last_delivery": "2026-11-22T02:10:22.824Z",
+                     *           "last_delivery": "2026-11-25T17:32:32.602Z",
                      *           "last_error": null,
-                     *           "created_at": "2026-11-22T02:10:22.518Z",
-                     *           "updated_at": "2026-11-22T02:10:24.275Z"
+                     *           "created_at": "2026-11-25T17:32:32.486Z",
+                     *           "updated_at": "2026-11-25T17:32:33.761Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.275Z",
-                     *       "request_id": "req_01m80g9nvss74kyw4w1442nk1w"
+                     *       "timestamp": "2026-11-25T17:32:33.763Z",
+                     *       "request_id": "req_01m89w8bjj000xedbkwq8n8qay"
                      *     }
                      */
                     "application/json": {
@@ -38672,13 +38592,13 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "SUBSCRIPTION_NOT_FOUND",
-                     *         "message": "Subscription 'sub_01m80gaz9cajawchn5c431gkn9' does not exist",
+                     *         "message": "Subscription 'sub_01m89w9ghr006tjkz2wr2y32h4' does not exist",
                      *         "details": {
-                     *           "subscription_id": "sub_01m80gaz9cajawchn5c431gkn9"
+                     *           "subscription_id": "sub_01m89w9ghr006tjkz2wr2y32h4"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.883Z",
-                     *       "request_id": "req_01m80gazg25yhq2jn7qnyv8acq"
+                     *       "timestamp": "2026-11-25T17:33:11.636Z",
+                     *       "request_id": "req_01m89w9gjk001pbrtj089df3jw"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -38781,8 +38701,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.912Z",
-                     *       "request_id": "req_01m80gazg8nb819p636v3pdv3z"
+                     *       "timestamp": "2026-11-25T17:33:11.638Z",
+                     *       "request_id": "req_01m89w9gjm000ft7xpyrymv8c5"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -38954,8 +38874,8 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Subscription deleted",
-                     *       "timestamp": "2026-11-22T02:10:30.260Z",
-                     *       "request_id": "req_01m80g9vqdjybwgb3da26y0r0d"
+                     *       "timestamp": "2026-11-25T17:32:39.164Z",
+                     *       "request_id": "req_01m89w8gvq000knx9nabmsbr05"
                      *     }
                      */
                     "application/json": {
@@ -39098,13 +39018,13 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "SUBSCRIPTION_NOT_FOUND",
-                     *         "message": "Subscription 'sub_01m80gaz9cajawchn5c431gkn9' does not exist",
+                     *         "message": "Subscription 'sub_01m89w9ghr006tjkz2wr2y32h4' does not exist",
                      *         "details": {
-                     *           "subscription_id": "sub_01m80gaz9cajawchn5c431gkn9"
+                     *           "subscription_id": "sub_01m89w9ghr006tjkz2wr2y32h4"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.919Z",
-                     *       "request_id": "req_01m80gazh6cg9768njgy4s4999"
+                     *       "timestamp": "2026-11-25T17:33:11.639Z",
+                     *       "request_id": "req_01m89w9gjq0016czs1sescf0qf"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -39198,11 +39118,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.920Z",
-                     *       "request_id": "req_01m80gazh82agdkanayg5sptdz"
+                     *       "timestamp": "2026-11-25T17:33:11.640Z",
+                     *       "request_id": "req_01m89w9gjr000ettkpbgbgb9js"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -39429,11 +39355,11 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "subscription": {
-                     *           "subscription_id": "sub_01m80g9m5p5kk0g46vy4mgy69q",
+                     *           "subscription_id": "sub_01m89w8ab6000s07e1sgfcmc9g",
                      *           "name": "order-fulfilment",
                      *           "status": "paused",
                      *           "enabled": false,
-                     *           "owner_id": "usr_01m80g9g1418s5587pq0vz2cj7",
+                     *           "owner_id": "usr_01m89w8936000a29kvfnm6qhp0",
                      *           "event_patterns": [
                      *             "order.*",
                      *             "payment.captured"
@@ -39464,14 +39390,14 @@ export interface operations {
                      *           "events_delivered": 3,
                      *           "events_failed": 0,
                      *           "success_rate": 1,
-                     *           "last_delivery": "2026-11-22T02:10:22.824Z",
+                     *           "last_delivery": "2026-11-25T17:32:32.602Z",
                      *           "last_error": null,
-                     *           "created_at": "2026-11-22T02:10:22.518Z",
-                     *           "updated_at": "2026-11-22T02:10:24.395Z"
+                     *           "created_at": "2026-11-25T17:32:32.486Z",
+                     *           "updated_at": "2026-11-25T17:32:33.790Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.396Z",
-                     *       "request_id": "req_01m80g9nz1tj6fyxbxn4qgn6jq"
+                     *       "timestamp": "2026-11-25T17:32:33.791Z",
+                     *       "request_id": "req_01m89w8bkh000d9d4egkeqy8jg"
                      *     }
                      */
                     "application/json": {
@@ -39670,13 +39596,13 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "SUBSCRIPTION_NOT_FOUND",
-                     *         "message": "Subscription 'sub_01m80gaz9cajawchn5c431gkn9' does not exist",
+                     *         "message": "Subscription 'sub_01m89w9ghr006tjkz2wr2y32h4' does not exist",
                      *         "details": {
-                     *           "subscription_id": "sub_01m80gaz9cajawchn5c431gkn9"
+                     *           "subscription_id": "sub_01m89w9ghr006tjkz2wr2y32h4"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.915Z",
-                     *       "request_id": "req_01m80gazh1rmk4s37ht4fabakz"
+                     *       "timestamp": "2026-11-25T17:33:11.638Z",
+                     *       "request_id": "req_01m89w9gjp000q757m28a064wh"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -39779,8 +39705,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.917Z",
-                     *       "request_id": "req_01m80gazh49frnq70pfpmrqt4c"
+                     *       "timestamp": "2026-11-25T17:33:11.639Z",
+                     *       "request_id": "req_01m89w9gjq000nfddza2ajqp6y"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -39959,8 +39885,8 @@ export interface operations {
                      *       "data": {
                      *         "deliveries": [
                      *           {
-                     *             "delivery_id": "dlv_01m815gs850y6gtvrmehewt6b2",
-                     *             "event_id": "evt_01m815gs80wvsja6t0qp0y28gp",
+                     *             "delivery_id": "dlv_01m89w8aer000wyzzyq6y293vn",
+                     *             "event_id": "evt_01m89w8aen0000hsjf4ebqnw0r",
                      *             "event_type": "order.created",
                      *             "status": "delivered",
                      *             "attempts": 1,
@@ -39968,14 +39894,14 @@ export interface operations {
                      *             "last_error": null,
                      *             "replay_id": null,
                      *             "response_status": 200,
-                     *             "latency_ms": 4.936,
-                     *             "last_attempt_at": "2026-11-22T08:21:17.194Z",
-                     *             "created_at": "2026-11-22T08:21:17.184Z",
-                     *             "updated_at": "2026-11-22T08:21:17.227Z"
+                     *             "latency_ms": 3.074,
+                     *             "last_attempt_at": "2026-11-25T17:32:32.602Z",
+                     *             "created_at": "2026-11-25T17:32:32.597Z",
+                     *             "updated_at": "2026-11-25T17:32:32.621Z"
                      *           },
                      *           {
-                     *             "delivery_id": "dlv_01m815gs7vjayxtx6k8tq5dgr3",
-                     *             "event_id": "evt_01m815gs7pftneq181k25hnfxt",
+                     *             "delivery_id": "dlv_01m89w8aeh000yzg473zm4jype",
+                     *             "event_id": "evt_01m89w8aed000gha6xqr4s0hnf",
                      *             "event_type": "order.shipped",
                      *             "status": "delivered",
                      *             "attempts": 1,
@@ -39983,10 +39909,10 @@ export interface operations {
                      *             "last_error": null,
                      *             "replay_id": null,
                      *             "response_status": 200,
-                     *             "latency_ms": 12.08,
-                     *             "last_attempt_at": "2026-11-22T08:21:17.183Z",
-                     *             "created_at": "2026-11-22T08:21:17.174Z",
-                     *             "updated_at": "2026-11-22T08:21:17.197Z"
+                     *             "latency_ms": 7.157,
+                     *             "last_attempt_at": "2026-11-25T17:32:32.596Z",
+                     *             "created_at": "2026-11-25T17:32:32.589Z",
+                     *             "updated_at": "2026-11-25T17:32:32.621Z"
                      *           }
                      *         ],
                      *         "pagination": {
@@ -39998,8 +39924,8 @@ export interface operations {
                      *           "has_prev": false
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T08:21:18.333Z",
-                     *       "request_id": "req_01m815gtbm9wsghx1z6an5fpsm"
+                     *       "timestamp": "2026-11-25T17:32:33.731Z",
+                     *       "request_id": "req_01m89w8bhq000wss4tpg9pbn8v"
                      *     }
                      */
                     "application/json": {
@@ -40187,13 +40113,13 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "SUBSCRIPTION_NOT_FOUND",
-                     *         "message": "Subscription 'sub_01m815hz5zbzbr20ekbzcjg02w' does not exist",
+                     *         "message": "Subscription 'sub_01m89w9ghr006tjkz2wr2y32h4' does not exist",
                      *         "details": {
-                     *           "subscription_id": "sub_01m815hz5zbzbr20ekbzcjg02w"
+                     *           "subscription_id": "sub_01m89w9ghr006tjkz2wr2y32h4"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T08:21:56.094Z",
-                     *       "request_id": "req_01m815hz7yxtkfg7ww7c01ytv4"
+                     *       "timestamp": "2026-11-25T17:33:11.645Z",
+                     *       "request_id": "req_01m89w9gjx001zd3djjg8h4b3e"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -40232,8 +40158,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T08:21:56.095Z",
-                     *       "request_id": "req_01m815hz7zcsh623cdjz3jq6d7"
+                     *       "timestamp": "2026-11-25T17:33:11.646Z",
+                     *       "request_id": "req_01m89w9gjx002cvghvfc0mdc35"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -40417,8 +40343,8 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.260Z",
-                     *       "request_id": "req_01m80g9wpn3bkj03c76ywbqe17"
+                     *       "timestamp": "2026-11-25T17:32:39.374Z",
+                     *       "request_id": "req_01m89w8h27000jg6dkc3mqgswb"
                      *     }
                      */
                     "application/json": {
@@ -40568,8 +40494,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.943Z",
-                     *       "request_id": "req_01m80gazhshc1znvk40mheaxx2"
+                     *       "timestamp": "2026-11-25T17:33:11.646Z",
+                     *       "request_id": "req_01m89w9gjy000x3t03759qfn6t"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -40663,11 +40589,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.950Z",
-                     *       "request_id": "req_01m80gazj6kf90whygd8zpe140"
+                     *       "timestamp": "2026-11-25T17:33:11.646Z",
+                     *       "request_id": "req_01m89w9gjy001fv5nhpef1amak"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -40842,16 +40774,16 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "note": {
-                     *           "id": "note_mwr79hbd",
+                     *           "id": "note_mwweiwr4",
                      *           "title": "On-call handover",
                      *           "body": "Disk alerts on db-2 are expected until 03:00.",
                      *           "pinned": false,
                      *           "author": "admin",
-                     *           "updated_at": "2026-11-22T02:10:31.283Z"
+                     *           "updated_at": "2026-11-25T17:32:39.380Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.283Z",
-                     *       "request_id": "req_01m80g9wqc4mp8q97jw1fmdjz1"
+                     *       "timestamp": "2026-11-25T17:32:39.380Z",
+                     *       "request_id": "req_01m89w8h2h000xbfyg95xhzjgv"
                      *     }
                      */
                     "application/json": {
@@ -41001,8 +40933,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.960Z",
-                     *       "request_id": "req_01m80gazjg18ppevby13v8nbmq"
+                     *       "timestamp": "2026-11-25T17:33:11.647Z",
+                     *       "request_id": "req_01m89w9gjz00145d505w0bbmtm"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -41096,11 +41028,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.961Z",
-                     *       "request_id": "req_01m80gazjhz3th3955ajhbwrq8"
+                     *       "timestamp": "2026-11-25T17:33:11.648Z",
+                     *       "request_id": "req_01m89w9gk0000v518zh89kd37w"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -41275,16 +41213,16 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "note": {
-                     *           "id": "note_mwr79hbd",
+                     *           "id": "note_mwweiwr4",
                      *           "title": "On-call handover",
                      *           "body": "Disk alerts on db-2 are expected during the backup window.",
                      *           "pinned": false,
                      *           "author": "admin",
-                     *           "updated_at": "2026-11-22T02:10:31.273Z"
+                     *           "updated_at": "2026-11-25T17:32:39.376Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.275Z",
-                     *       "request_id": "req_01m80g9wq71bwjbmt0bywykrpe"
+                     *       "timestamp": "2026-11-25T17:32:39.377Z",
+                     *       "request_id": "req_01m89w8h2f000chhk7n5fg6yfa"
                      *     }
                      */
                     "application/json": {
@@ -41434,8 +41372,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.953Z",
-                     *       "request_id": "req_01m80gazj72xemh23g20f0hm2t"
+                     *       "timestamp": "2026-11-25T17:33:11.647Z",
+                     *       "request_id": "req_01m89w9gjy002717va7avk4cgr"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -41529,11 +41467,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.959Z",
-                     *       "request_id": "req_01m80gazje2a7dd21gcc1qpd63"
+                     *       "timestamp": "2026-11-25T17:33:11.647Z",
+                     *       "request_id": "req_01m89w9gjz00001vkpvgzh91cr"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -41707,10 +41651,10 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "deleted": "note_mwr79hbd"
+                     *         "deleted": "note_mwweiwr4"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.307Z",
-                     *       "request_id": "req_01m80g9wrad1cptv0jw8a8cpyt"
+                     *       "timestamp": "2026-11-25T17:32:39.382Z",
+                     *       "request_id": "req_01m89w8h2p0008wypc6cqctdq8"
                      *     }
                      */
                     "application/json": {
@@ -41860,8 +41804,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.990Z",
-                     *       "request_id": "req_01m80gazjxd5w9c6wz88b7ssez"
+                     *       "timestamp": "2026-11-25T17:33:11.649Z",
+                     *       "request_id": "req_01m89w9gk0003cz20qz6r3z29e"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -41955,11 +41899,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.992Z",
-                     *       "request_id": "req_01m80gazkgtqvmvsnd3ba18tap"
+                     *       "timestamp": "2026-11-25T17:33:11.649Z",
+                     *       "request_id": "req_01m89w9gk1000843a39fz60tpg"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -42134,16 +42084,16 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "note": {
-                     *           "id": "note_mwr79hbd",
+                     *           "id": "note_mwweiwr4",
                      *           "title": "On-call handover",
                      *           "body": "Disk alerts on db-2 are expected until 03:00.",
                      *           "pinned": true,
                      *           "author": "admin",
-                     *           "updated_at": "2026-11-22T02:10:31.285Z"
+                     *           "updated_at": "2026-11-25T17:32:39.381Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.285Z",
-                     *       "request_id": "req_01m80g9wqmg92xmwrjahfk5wh0"
+                     *       "timestamp": "2026-11-25T17:32:39.381Z",
+                     *       "request_id": "req_01m89w8h2m000pknh36xrzs80e"
                      *     }
                      */
                     "application/json": {
@@ -42293,8 +42243,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.971Z",
-                     *       "request_id": "req_01m80gazjt1qdcn1npdaynksvv"
+                     *       "timestamp": "2026-11-25T17:33:11.648Z",
+                     *       "request_id": "req_01m89w9gk0001dmvy7s45t5j0e"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -42388,11 +42338,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.972Z",
-                     *       "request_id": "req_01m80gazjw1dp5gc34pqh1afyr"
+                     *       "timestamp": "2026-11-25T17:33:11.648Z",
+                     *       "request_id": "req_01m89w9gk0002qcsfxctdy81kq"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -42553,7 +42509,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": "healthy",
-                     *       "timestamp": "2026-11-22T02:10:18.767Z"
+                     *       "timestamp": "2026-11-25T17:32:31.396Z"
                      *     }
                      */
                     "application/json": {
@@ -42677,27 +42633,17 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "time_range": {
-                     *           "start": "2026-11-22T01:10:33.619Z",
-                     *           "end": "2026-11-22T02:10:33.619Z",
+                     *           "start": "2026-11-25T16:32:40.229Z",
+                     *           "end": "2026-11-25T17:32:40.229Z",
                      *           "resolution": "5m"
                      *         },
                      *         "metrics": {
-                     *           "request_count": [
-                     *             {
-                     *               "timestamp": "2026-11-22T02:10:00.000Z",
-                     *               "value": 122
-                     *             }
-                     *           ],
-                     *           "response_time_p95_ms": [
-                     *             {
-                     *               "timestamp": "2026-11-22T02:10:00.000Z",
-                     *               "value": 128.645
-                     *             }
-                     *           ]
+                     *           "request_count": [],
+                     *           "response_time_p95_ms": []
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.620Z",
-                     *       "request_id": "req_01m80g9z04dxhjqpareap3q8n3"
+                     *       "timestamp": "2026-11-25T17:32:40.230Z",
+                     *       "request_id": "req_01m89w8hww000yh9xwnevpbrfj"
                      *     }
                      */
                     "application/json": {
@@ -42878,8 +42824,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.712Z",
-                     *       "request_id": "req_01m80gazapma3mtj3r2m382z40"
+                     *       "timestamp": "2026-11-25T17:33:11.616Z",
+                     *       "request_id": "req_01m89w9gj0001qv4k7kx6f67sk"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -43050,15 +42996,15 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "requests": {
-                     *           "total": 205,
-                     *           "success_rate": 0.8634,
-                     *           "avg_response_time_ms": 39.67,
-                     *           "p95_response_time_ms": 132.98,
-                     *           "p99_response_time_ms": 250.6
+                     *           "total": 209,
+                     *           "success_rate": 0.866,
+                     *           "avg_response_time_ms": 10.71,
+                     *           "p95_response_time_ms": 34.59,
+                     *           "p99_response_time_ms": 66.49
                      *         },
                      *         "errors": {
                      *           "total": 28,
-                     *           "rate": 0.1366,
+                     *           "rate": 0.134,
                      *           "by_status": {
                      *             "400": 5,
                      *             "401": 3,
@@ -43069,14 +43015,14 @@ export interface operations {
                      *           }
                      *         },
                      *         "resources": {
-                     *           "avg_cpu_percent": 30.74,
-                     *           "avg_memory_mb": 216.34,
-                     *           "peak_memory_mb": 230.52,
-                     *           "disk_usage_gb": 0.004498
+                     *           "avg_cpu_percent": 39.18,
+                     *           "avg_memory_mb": 251.78,
+                     *           "peak_memory_mb": 263.56,
+                     *           "disk_usage_gb": 0.001792
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.636Z",
-                     *       "request_id": "req_01m80g9z0v9sdqhjt68by8yp1x"
+                     *       "timestamp": "2026-11-25T17:32:40.236Z",
+                     *       "request_id": "req_01m89w8hx7000j90geqj477kxj"
                      *     }
                      */
                     "application/json": {
@@ -43373,8 +43319,8 @@ export interface operations {
                      *               "errors": 0,
                      *               "uptime_seconds": 0
                      *             },
-                     *             "installed_at": "2026-11-22T02:10:30.573Z",
-                     *             "last_updated": "2026-11-22T02:10:30.659Z"
+                     *             "installed_at": "2026-11-25T17:32:39.235Z",
+                     *             "last_updated": "2026-11-25T17:32:39.251Z"
                      *           },
                      *           {
                      *             "id": "notes",
@@ -43407,8 +43353,8 @@ export interface operations {
                      *               "errors": 0,
                      *               "uptime_seconds": 0
                      *             },
-                     *             "installed_at": "2026-11-22T02:10:31.226Z",
-                     *             "last_updated": "2026-11-22T02:10:31.241Z"
+                     *             "installed_at": "2026-11-25T17:32:39.361Z",
+                     *             "last_updated": "2026-11-25T17:32:39.365Z"
                      *           },
                      *           {
                      *             "id": "scheduler",
@@ -43440,13 +43386,13 @@ export interface operations {
                      *               "errors": 0,
                      *               "uptime_seconds": 0
                      *             },
-                     *             "installed_at": "2026-11-22T02:10:31.012Z",
-                     *             "last_updated": "2026-11-22T02:10:31.033Z"
+                     *             "installed_at": "2026-11-25T17:32:39.324Z",
+                     *             "last_updated": "2026-11-25T17:32:39.328Z"
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.433Z",
-                     *       "request_id": "req_01m80g9wvycffycyd5gef275kx"
+                     *       "timestamp": "2026-11-25T17:32:39.392Z",
+                     *       "request_id": "req_01m89w8h2z000cq5atxhpmryag"
                      *     }
                      */
                     "application/json": {
@@ -43817,12 +43763,12 @@ export interface operations {
                      *             "errors": 0,
                      *             "uptime_seconds": 0
                      *           },
-                     *           "installed_at": "2026-11-22T02:10:31.012Z",
-                     *           "last_updated": "2026-11-22T02:10:31.033Z"
+                     *           "installed_at": "2026-11-25T17:32:39.324Z",
+                     *           "last_updated": "2026-11-25T17:32:39.328Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.039Z",
-                     *       "request_id": "req_01m80g9wbg0ms8xq87400ehyxk"
+                     *       "timestamp": "2026-11-25T17:32:39.329Z",
+                     *       "request_id": "req_01m89w8h0d0005me6wv45ayj60"
                      *     }
                      */
                     "application/json": {
@@ -44030,8 +43976,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:30.895Z",
-                     *       "request_id": "req_01m80g9w9r4xa92rf05r57t8pe"
+                     *       "timestamp": "2026-11-25T17:32:39.308Z",
+                     *       "request_id": "req_01m89w8gzx000ydcmtggdd2s9b"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -44063,8 +44009,8 @@ export interface operations {
                      *           "plugin": "scheduler"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.155Z",
-                     *       "request_id": "req_01m80g9whev8n5v872wn4bwybv"
+                     *       "timestamp": "2026-11-25T17:32:39.349Z",
+                     *       "request_id": "req_01m89w8h19000y10pxmyv4k24v"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -44167,8 +44113,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.080Z",
-                     *       "request_id": "req_01m80gazp872qtcvk6pdgbqjba"
+                     *       "timestamp": "2026-11-25T17:33:11.668Z",
+                     *       "request_id": "req_01m89w9gkm00048grxqwffhbmv"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -44423,17 +44369,17 @@ export interface operations {
                      *           },
                      *           "logs": [
                      *             {
-                     *               "timestamp": "2026-11-22T02:10:30.614Z",
+                     *               "timestamp": "2026-11-25T17:32:39.250Z",
                      *               "level": "INFO",
                      *               "message": "forwarding user.**, security.** to /var/lib/platform/plugin-data/audit-forwarder/audit-events.jsonl"
                      *             }
                      *           ],
-                     *           "installed_at": "2026-11-22T02:10:30.573Z",
-                     *           "last_updated": "2026-11-22T02:10:30.659Z"
+                     *           "installed_at": "2026-11-25T17:32:39.235Z",
+                     *           "last_updated": "2026-11-25T17:32:39.251Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.546Z",
-                     *       "request_id": "req_01m80g9wzg2yx7rmvaz00bv57z"
+                     *       "timestamp": "2026-11-25T17:32:39.429Z",
+                     *       "request_id": "req_01m89w8h3z000y8qkfxmdeeamr"
                      *     }
                      */
                     "application/json": {
@@ -44668,8 +44614,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.082Z",
-                     *       "request_id": "req_01m80gazp905we7rs2cbb2y9sg"
+                     *       "timestamp": "2026-11-25T17:33:11.669Z",
+                     *       "request_id": "req_01m89w9gkm001dzdgy1cdy6c8h"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -44729,11 +44675,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.095Z",
-                     *       "request_id": "req_01m80gazpqwwpq08r0n8phsnqz"
+                     *       "timestamp": "2026-11-25T17:33:11.669Z",
+                     *       "request_id": "req_01m89w9gkn00037vec023ns1xc"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -44963,13 +44915,13 @@ export interface operations {
                      *             "errors": 0,
                      *             "uptime_seconds": 0
                      *           },
-                     *           "installed_at": "2026-11-22T02:10:31.012Z",
-                     *           "last_updated": "2026-11-22T02:10:31.717Z"
+                     *           "installed_at": "2026-11-25T17:32:39.324Z",
+                     *           "last_updated": "2026-11-25T17:32:39.492Z"
                      *         },
                      *         "task": null
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.730Z",
-                     *       "request_id": "req_01m80g9x4qgtwpjjzexe9yhm9r"
+                     *       "timestamp": "2026-11-25T17:32:39.495Z",
+                     *       "request_id": "req_01m89w8h5v0006pnmy68q4drdp"
                      *     }
                      */
                     "application/json": {
@@ -45151,11 +45103,11 @@ export interface operations {
                      *             "errors": 0,
                      *             "uptime_seconds": 0
                      *           },
-                     *           "installed_at": "2026-11-22T02:10:31.226Z",
-                     *           "last_updated": "2026-11-22T02:10:32.110Z"
+                     *           "installed_at": "2026-11-25T17:32:39.361Z",
+                     *           "last_updated": "2026-11-25T17:32:39.591Z"
                      *         },
                      *         "task": {
-                     *           "id": "task_01m80g9xhx4wn7rzmw5e14gp6f",
+                     *           "id": "task_01m89w8hbs000mw3acfdveqr63",
                      *           "type": "plugin_update",
                      *           "status": "running",
                      *           "progress": 0,
@@ -45203,21 +45155,21 @@ export interface operations {
                      *             "backup_current": true,
                      *             "restart_after_update": true,
                      *             "requested_by": "admin",
-                     *             "request_id": "req_01m80g9xhw9w3rv8a2xsjp60b2"
+                     *             "request_id": "req_01m89w8hbr000ve8eydjp4mkje"
                      *           },
                      *           "result": null,
                      *           "error": null,
                      *           "created_by": "admin",
-                     *           "created_at": "2026-11-22T02:10:32.125Z",
-                     *           "started_at": "2026-11-22T02:10:32.125Z",
+                     *           "created_at": "2026-11-25T17:32:39.673Z",
+                     *           "started_at": "2026-11-25T17:32:39.673Z",
                      *           "estimated_completion": null,
                      *           "completed_at": null,
                      *           "cancelled_at": null,
                      *           "attempts": 1
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:32.129Z",
-                     *       "request_id": "req_01m80g9xhw9w3rv8a2xsjp60b2"
+                     *       "timestamp": "2026-11-25T17:32:39.674Z",
+                     *       "request_id": "req_01m89w8hbr000ve8eydjp4mkje"
                      *     }
                      */
                     "application/json": {
@@ -45481,8 +45433,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.097Z",
-                     *       "request_id": "req_01m80gazprj5jz9h915be4dzzv"
+                     *       "timestamp": "2026-11-25T17:33:11.670Z",
+                     *       "request_id": "req_01m89w9gkn001h7sqkw6wnc9pt"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -45615,8 +45567,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.103Z",
-                     *       "request_id": "req_01m80gazpygjhpwtgx7j815ky5"
+                     *       "timestamp": "2026-11-25T17:33:11.670Z",
+                     *       "request_id": "req_01m89w9gkp000svbcaxydhw1v2"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -45789,8 +45741,8 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Plugin 'scheduler' uninstalled",
-                     *       "timestamp": "2026-11-22T02:10:32.745Z",
-                     *       "request_id": "req_01m80g9y4gpc0rxb7z9gmpbza7"
+                     *       "timestamp": "2026-11-25T17:32:39.940Z",
+                     *       "request_id": "req_01m89w8hkt000amm7a093jrb7v"
                      *     }
                      */
                     "application/json": {
@@ -45939,8 +45891,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.145Z",
-                     *       "request_id": "req_01m80gazr824th6n5gqes7tnmx"
+                     *       "timestamp": "2026-11-25T17:33:11.672Z",
+                     *       "request_id": "req_01m89w9gkr001kx7k026tj2y2s"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -46064,11 +46016,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.150Z",
-                     *       "request_id": "req_01m80gazrea0casedg2bckxr8a"
+                     *       "timestamp": "2026-11-25T17:33:11.673Z",
+                     *       "request_id": "req_01m89w9gks000cx3zcgvz88bja"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -46282,13 +46240,13 @@ export interface operations {
                      *             "errors": 0,
                      *             "uptime_seconds": 0
                      *           },
-                     *           "installed_at": "2026-11-22T02:10:30.573Z",
-                     *           "last_updated": "2026-11-22T02:10:31.823Z"
+                     *           "installed_at": "2026-11-25T17:32:39.235Z",
+                     *           "last_updated": "2026-11-25T17:32:39.526Z"
                      *         },
                      *         "task": null
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:31.824Z",
-                     *       "request_id": "req_01m80g9x893wgfr739zqfbjkzs"
+                     *       "timestamp": "2026-11-25T17:32:39.527Z",
+                     *       "request_id": "req_01m89w8h6y0004yc3xypxhgk70"
                      *     }
                      */
                     "application/json": {
@@ -46470,11 +46428,11 @@ export interface operations {
                      *             "errors": 0,
                      *             "uptime_seconds": 0
                      *           },
-                     *           "installed_at": "2026-11-22T02:10:31.226Z",
-                     *           "last_updated": "2026-11-22T02:10:32.342Z"
+                     *           "installed_at": "2026-11-25T17:32:39.361Z",
+                     *           "last_updated": "2026-11-25T17:32:39.730Z"
                      *         },
                      *         "task": {
-                     *           "id": "task_01m80g9xsjxd6rwya9pfh356jy",
+                     *           "id": "task_01m89w8hfx0016eryq3368rgfw",
                      *           "type": "plugin_update",
                      *           "status": "running",
                      *           "progress": 0,
@@ -46522,21 +46480,21 @@ export interface operations {
                      *             "backup_current": true,
                      *             "restart_after_update": true,
                      *             "requested_by": "admin",
-                     *             "request_id": "req_01m80g9xsj11w2bg0jtmja6e4j"
+                     *             "request_id": "req_01m89w8hfx000vmysnnz02ga93"
                      *           },
                      *           "result": null,
                      *           "error": null,
                      *           "created_by": "admin",
-                     *           "created_at": "2026-11-22T02:10:32.370Z",
-                     *           "started_at": "2026-11-22T02:10:32.370Z",
+                     *           "created_at": "2026-11-25T17:32:39.805Z",
+                     *           "started_at": "2026-11-25T17:32:39.805Z",
                      *           "estimated_completion": null,
                      *           "completed_at": null,
                      *           "cancelled_at": null,
                      *           "attempts": 1
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:32.371Z",
-                     *       "request_id": "req_01m80g9xsj11w2bg0jtmja6e4j"
+                     *       "timestamp": "2026-11-25T17:32:39.806Z",
+                     *       "request_id": "req_01m89w8hfx000vmysnnz02ga93"
                      *     }
                      */
                     "application/json": {
@@ -46800,8 +46758,8 @@ export interface operations {
                      *           "id": "inventory-sync"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.108Z",
-                     *       "request_id": "req_01m80gazq3dvbczjsmxz753vjf"
+                     *       "timestamp": "2026-11-25T17:33:11.671Z",
+                     *       "request_id": "req_01m89w9gkq0004fvjm9397j5gv"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -46934,8 +46892,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.132Z",
-                     *       "request_id": "req_01m80gazqv9bx2yxbj34dt64f5"
+                     *       "timestamp": "2026-11-25T17:33:11.672Z",
+                     *       "request_id": "req_01m89w9gkr000w1etncsthvs79"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -47116,8 +47074,8 @@ export interface operations {
                      *           "security_monitor": "running"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:18.807Z",
-                     *       "request_id": "req_01m80g9ghhf3gzjx8hsz9bx7jc"
+                     *       "timestamp": "2026-11-25T17:32:31.416Z",
+                     *       "request_id": "req_01m89w899q000shaa873at806e"
                      *     }
                      */
                     "application/json": {
@@ -47266,7 +47224,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "scan_id": "scn_01m80g9yatgqe61g4wsfj9cnq4",
+                     *         "scan_id": "scn_01m89w8hp2000wjzfvh3af6exm",
                      *         "status": "started",
                      *         "type": "full",
                      *         "estimated_duration_ms": null,
@@ -47276,11 +47234,11 @@ export interface operations {
                      *           "plugins"
                      *         ],
                      *         "severity_threshold": "medium",
-                     *         "task_id": "scn_01m80g9yatgqe61g4wsfj9cnq4",
-                     *         "created_at": "2026-11-22T02:10:32.922Z"
+                     *         "task_id": "scn_01m89w8hp2000wjzfvh3af6exm",
+                     *         "created_at": "2026-11-25T17:32:40.002Z"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:32.932Z",
-                     *       "request_id": "req_01m80g9yag2xd7gjhq7160m6zk"
+                     *       "timestamp": "2026-11-25T17:32:40.004Z",
+                     *       "request_id": "req_01m89w8hnv000j7g9pq6vgewep"
                      *     }
                      */
                     "application/json": {
@@ -47515,8 +47473,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.431Z",
-                     *       "request_id": "req_01m80gb016v6bxex4wr1wjmc7g"
+                     *       "timestamp": "2026-11-25T17:33:11.689Z",
+                     *       "request_id": "req_01m89w9gm80023x6mtsnkas2xa"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -47689,7 +47647,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "scan": {
-                     *           "scan_id": "scn_01m80g9yatgqe61g4wsfj9cnq4",
+                     *           "scan_id": "scn_01m89w8hp2000wjzfvh3af6exm",
                      *           "status": "completed",
                      *           "type": "full",
                      *           "components_to_scan": [
@@ -47699,11 +47657,11 @@ export interface operations {
                      *           ],
                      *           "severity_threshold": "medium",
                      *           "requested_by": "admin",
-                     *           "task_id": "scn_01m80g9yatgqe61g4wsfj9cnq4",
-                     *           "created_at": "2026-11-22T02:10:32.922Z",
-                     *           "started_at": "2026-11-22T02:10:32.932Z",
-                     *           "completed_at": "2026-11-22T02:10:32.974Z",
-                     *           "duration_ms": 42,
+                     *           "task_id": "scn_01m89w8hp2000wjzfvh3af6exm",
+                     *           "created_at": "2026-11-25T17:32:40.002Z",
+                     *           "started_at": "2026-11-25T17:32:40.003Z",
+                     *           "completed_at": "2026-11-25T17:32:40.014Z",
+                     *           "duration_ms": 11,
                      *           "error": null,
                      *           "summary": {
                      *             "total_findings": 6,
@@ -47728,7 +47686,7 @@ export interface operations {
                      *               "status": "failed",
                      *               "findings": 1,
                      *               "below_threshold": 2,
-                     *               "duration_ms": 0.24
+                     *               "duration_ms": 0.11
                      *             },
                      *             {
                      *               "name": "exposure",
@@ -47737,7 +47695,7 @@ export interface operations {
                      *               "status": "failed",
                      *               "findings": 1,
                      *               "below_threshold": 0,
-                     *               "duration_ms": 0.13
+                     *               "duration_ms": 0.08
                      *             },
                      *             {
                      *               "name": "authentication_policy",
@@ -47746,7 +47704,7 @@ export interface operations {
                      *               "status": "passed",
                      *               "findings": 0,
                      *               "below_threshold": 0,
-                     *               "duration_ms": 0.05
+                     *               "duration_ms": 0.04
                      *             },
                      *             {
                      *               "name": "administrator_accounts",
@@ -47755,7 +47713,7 @@ export interface operations {
                      *               "status": "failed",
                      *               "findings": 3,
                      *               "below_threshold": 0,
-                     *               "duration_ms": 0.85
+                     *               "duration_ms": 0.32
                      *             },
                      *             {
                      *               "name": "api_keys",
@@ -47764,7 +47722,7 @@ export interface operations {
                      *               "status": "failed",
                      *               "findings": 0,
                      *               "below_threshold": 1,
-                     *               "duration_ms": 0.75
+                     *               "duration_ms": 0.48
                      *             },
                      *             {
                      *               "name": "locked_accounts",
@@ -47773,7 +47731,7 @@ export interface operations {
                      *               "status": "passed",
                      *               "findings": 0,
                      *               "below_threshold": 0,
-                     *               "duration_ms": 0.62
+                     *               "duration_ms": 0.15
                      *             },
                      *             {
                      *               "name": "installed_plugins",
@@ -47782,7 +47740,7 @@ export interface operations {
                      *               "status": "failed",
                      *               "findings": 1,
                      *               "below_threshold": 0,
-                     *               "duration_ms": 3
+                     *               "duration_ms": 4.93
                      *             }
                      *           ],
                      *           "findings": [
@@ -47828,7 +47786,7 @@ export interface operations {
                      *               "component": "permissions",
                      *               "severity": "medium",
                      *               "title": "Administrator 'ops.admin' has never logged in",
-                     *               "description": "The administrator account 'ops.admin' was created on 2026-11-22T02:10:19.802Z and never used: an unused privileged account is easy to miss if it is taken over.",
+                     *               "description": "The administrator account 'ops.admin' was created on 2026-11-25T17:32:31.769Z and never used: an unused privileged account is easy to miss if it is taken over.",
                      *               "affected_resources": [
                      *                 "user:ops.admin"
                      *               ],
@@ -47840,7 +47798,7 @@ export interface operations {
                      *               "component": "permissions",
                      *               "severity": "medium",
                      *               "title": "Administrator 'ops.admin' still has the password it was given",
-                     *               "description": "The password of 'ops.admin' was set by whoever created the account and has not been changed since 2026-11-22T02:10:19.802Z.",
+                     *               "description": "The password of 'ops.admin' was set by whoever created the account and has not been changed since 2026-11-25T17:32:31.769Z.",
                      *               "affected_resources": [
                      *                 "user:ops.admin"
                      *               ],
@@ -47861,8 +47819,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.037Z",
-                     *       "request_id": "req_01m80g9yecwq4b6swxp6s50jwk"
+                     *       "timestamp": "2026-11-25T17:32:40.031Z",
+                     *       "request_id": "req_01m89w8hpz000myg1p46qgztf7"
                      *     }
                      */
                     "application/json": {
@@ -48062,14 +48020,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "scan 'scn_01m80gaz9crr0jkt5zve0ddvnn' does not exist",
+                     *         "message": "scan 'scn_01m89w9ghr00amb3a2pwj7cbfq' does not exist",
                      *         "details": {
                      *           "resource": "scan",
-                     *           "id": "scn_01m80gaz9crr0jkt5zve0ddvnn"
+                     *           "id": "scn_01m89w9ghr00amb3a2pwj7cbfq"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.434Z",
-                     *       "request_id": "req_01m80gb0174f170xbe45ytgzq3"
+                     *       "timestamp": "2026-11-25T17:33:11.689Z",
+                     *       "request_id": "req_01m89w9gm9000pv9jy1cgz8ax6"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -48108,8 +48066,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.436Z",
-                     *       "request_id": "req_01m80gb01cyh1r61b3vjt2bbfz"
+                     *       "timestamp": "2026-11-25T17:33:11.690Z",
+                     *       "request_id": "req_01m89w9gma0006640pr0rzw35k"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -48280,8 +48238,8 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "status": "warning",
-                     *         "last_scan": "2026-11-22T02:10:32.974Z",
-                     *         "last_scan_id": "scn_01m80g9yatgqe61g4wsfj9cnq4",
+                     *         "last_scan": "2026-11-25T17:32:40.014Z",
+                     *         "last_scan_id": "scn_01m89w8hp2000wjzfvh3af6exm",
                      *         "last_scan_findings": {
                      *           "low": 0,
                      *           "medium": 4,
@@ -48291,26 +48249,26 @@ export interface operations {
                      *         "open_alerts": 1,
                      *         "alerts": [
                      *           {
-                     *             "id": "alr_01m80g9hgvg0d7cfbp2va9gx6x",
+                     *             "id": "alr_01m89w89mv001wgabw007d8g9f",
                      *             "type": "new_admin_user",
                      *             "severity": "medium",
                      *             "title": "New administrator 'ops.admin' created",
                      *             "message": "New administrator 'ops.admin' created",
                      *             "description": "admin gave 'ops.admin' the admin role. Confirm this was intended.",
-                     *             "timestamp": "2026-11-22T02:10:19.803Z",
+                     *             "timestamp": "2026-11-25T17:32:31.771Z",
                      *             "status": "acknowledged",
                      *             "affected_resources": [
                      *               "user:ops.admin"
                      *             ],
                      *             "metadata": {
-                     *               "user_id": "usr_01m80g9hgth1402ygn81jjwt48",
+                     *               "user_id": "usr_01m89w89mt000he2cszpjjwvm1",
                      *               "username": "ops.admin",
                      *               "actor": "admin",
-                     *               "request_id": "req_01m80g9hedt314ra06w70t3stz"
+                     *               "request_id": "req_01m89w89mf00021gkf8r4dwbdd"
                      *             },
                      *             "occurrences": 1,
-                     *             "updated_at": "2026-11-22T02:10:32.882Z",
-                     *             "acknowledged_at": "2026-11-22T02:10:32.882Z",
+                     *             "updated_at": "2026-11-25T17:32:39.987Z",
+                     *             "acknowledged_at": "2026-11-25T17:32:39.987Z",
                      *             "acknowledged_by": "admin",
                      *             "resolved_at": null,
                      *             "resolved_by": null,
@@ -48326,8 +48284,8 @@ export interface operations {
                      *           "active_api_keys": 1
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.041Z",
-                     *       "request_id": "req_01m80g9yee1tve7ns5q804w6jb"
+                     *       "timestamp": "2026-11-25T17:32:40.033Z",
+                     *       "request_id": "req_01m89w8hq0000qabb64abj1fbk"
                      *     }
                      */
                     "application/json": {
@@ -48651,19 +48609,22 @@ export interface operations {
                      *               "security_monitor"
                      *             ],
                      *             "config": {
-                     *               "dialect": "sqlite"
+                     *               "dialect": "sqlite",
+                     *               "synchronous": "full"
                      *             },
                      *             "metrics": {
-                     *               "uptime": 15,
+                     *               "uptime": 8,
                      *               "requests_handled": null,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
                      *               "error_rate": null,
-                     *               "response_time_ms": 12.15,
+                     *               "response_time_ms": 3.05,
                      *               "pool_active": 0,
                      *               "pool_idle": 1,
                      *               "pool_total": 1,
-                     *               "pool_waiting": 0
+                     *               "pool_waiting": 0,
+                     *               "wal_checkpoints": 28,
+                     *               "wal_checkpointed_pages": 1366
                      *             },
                      *             "recent_errors": []
                      *           },
@@ -48684,7 +48645,7 @@ export interface operations {
                      *               "backend": "memory"
                      *             },
                      *             "metrics": {
-                     *               "uptime": 15,
+                     *               "uptime": 8,
                      *               "requests_handled": null,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
@@ -48712,17 +48673,17 @@ export interface operations {
                      *               "default_ttl_seconds": 300
                      *             },
                      *             "metrics": {
-                     *               "uptime": 15,
+                     *               "uptime": 8,
                      *               "requests_handled": null,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
                      *               "error_rate": null,
-                     *               "hits": 370,
-                     *               "misses": 6,
-                     *               "hit_rate": 0.984,
+                     *               "hits": 378,
+                     *               "misses": 7,
+                     *               "hit_rate": 0.9818,
                      *               "evictions": 0,
-                     *               "l1_entries": 2,
-                     *               "l1_memory_mb": 0.001
+                     *               "l1_entries": 3,
+                     *               "l1_memory_mb": 0.003
                      *             },
                      *             "recent_errors": []
                      *           },
@@ -48741,13 +48702,13 @@ export interface operations {
                      *               "flush_interval_ms": 1000
                      *             },
                      *             "metrics": {
-                     *               "uptime": 15,
+                     *               "uptime": 8,
                      *               "requests_handled": null,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
                      *               "error_rate": null,
-                     *               "records_written": 9,
-                     *               "records_pending": 0,
+                     *               "records_written": 5,
+                     *               "records_pending": 4,
                      *               "records_dropped": 0,
                      *               "write_failures": 0,
                      *               "records_expired": 0
@@ -48768,18 +48729,18 @@ export interface operations {
                      *               "sample_interval_seconds": 10,
                      *               "retention_days": 7,
                      *               "public_prometheus": false,
-                     *               "instance": "inst_01m80g9fpjmwx17fgvy0dpneea"
+                     *               "instance": "inst_01m89w88zp000dem94dn2v7cpd"
                      *             },
                      *             "metrics": {
-                     *               "uptime": 15,
-                     *               "requests_handled": 196,
+                     *               "uptime": 8,
+                     *               "requests_handled": 200,
                      *               "events_processed": null,
-                     *               "avg_response_time_ms": 39.87,
-                     *               "error_rate": 0.1429,
-                     *               "requests_per_second": 12.2,
-                     *               "memory_usage_mb": 226.59,
-                     *               "cpu_usage_percent": 29.34,
-                     *               "samples_written": 12,
+                     *               "avg_response_time_ms": 10.5,
+                     *               "error_rate": 0.14,
+                     *               "requests_per_second": 0,
+                     *               "memory_usage_mb": 249.03,
+                     *               "cpu_usage_percent": 38.45,
+                     *               "samples_written": 0,
                      *               "sample_failures": 0
                      *             },
                      *             "recent_errors": []
@@ -48800,7 +48761,7 @@ export interface operations {
                      *               "plugin_manager"
                      *             ],
                      *             "config": {
-                     *               "instance_id": "16568-683dfd39",
+                     *               "instance_id": "4954-d0c10a1f",
                      *               "task_types": [
                      *                 "backup",
                      *                 "database_cleanup",
@@ -48817,7 +48778,7 @@ export interface operations {
                      *               "stop_timeout_seconds": 5
                      *             },
                      *             "metrics": {
-                     *               "uptime": 15,
+                     *               "uptime": 8,
                      *               "requests_handled": 7,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
@@ -48829,7 +48790,7 @@ export interface operations {
                      *               "tasks_cancelled": 1,
                      *               "tasks_interrupted": 0,
                      *               "tasks_resumed": 0,
-                     *               "avg_task_duration_ms": 980
+                     *               "avg_task_duration_ms": 880
                      *             },
                      *             "recent_errors": []
                      *           },
@@ -48860,20 +48821,22 @@ export interface operations {
                      *                   "cron": "41 3 * * *",
                      *                   "description": "Purges events older than events.retention_days"
                      *                 }
-                     *               ]
+                     *               ],
+                     *               "unscheduled_jobs": []
                      *             },
                      *             "metrics": {
-                     *               "uptime": 15,
+                     *               "uptime": 8,
                      *               "requests_handled": 0,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
                      *               "error_rate": 0,
                      *               "jobs": 2,
+                     *               "unscheduled_jobs": 0,
                      *               "runs": 0,
                      *               "failures": 0,
                      *               "skipped": 0,
                      *               "avg_last_run_ms": 0,
-                     *               "next_run_in_seconds": 3987
+                     *               "next_run_in_seconds": 35060
                      *             },
                      *             "recent_errors": []
                      *           },
@@ -48900,7 +48863,7 @@ export interface operations {
                      *               "lock_lease_seconds": 30
                      *             },
                      *             "metrics": {
-                     *               "uptime": 15,
+                     *               "uptime": 8,
                      *               "requests_handled": 0,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
@@ -48931,14 +48894,14 @@ export interface operations {
                      *             ],
                      *             "config": {},
                      *             "metrics": {
-                     *               "uptime": 15,
+                     *               "uptime": 8,
                      *               "requests_handled": null,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
                      *               "error_rate": null,
                      *               "last_sequence": 61,
                      *               "pending_deliveries": 0,
-                     *               "response_time_ms": 20.32
+                     *               "response_time_ms": 3.11
                      *             },
                      *             "recent_errors": []
                      *           },
@@ -48960,7 +48923,7 @@ export interface operations {
                      *               "fan_out": "in-process"
                      *             },
                      *             "metrics": {
-                     *               "uptime": 14,
+                     *               "uptime": 8,
                      *               "requests_handled": null,
                      *               "events_processed": 61,
                      *               "avg_response_time_ms": null,
@@ -48971,7 +48934,7 @@ export interface operations {
                      *               "committed_batches": 47,
                      *               "failed_batches": 0,
                      *               "average_batch_size": 1.3,
-                     *               "average_commit_ms": 1.64,
+                     *               "average_commit_ms": 0.7,
                      *               "publish_failures": 0
                      *             },
                      *             "recent_errors": []
@@ -48992,7 +48955,7 @@ export interface operations {
                      *               "stream_heartbeat_seconds": 15
                      *             },
                      *             "metrics": {
-                     *               "uptime": 14,
+                     *               "uptime": 8,
                      *               "requests_handled": null,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
@@ -49009,6 +48972,11 @@ export interface operations {
                      *               "catch_ups": 0,
                      *               "overflow_closes": 0,
                      *               "gap_fills": 0,
+                     *               "flushes": 0,
+                     *               "average_events_per_flush": 0,
+                     *               "average_flush_ms": 0,
+                     *               "offer_delay_p50_ms": 0,
+                     *               "offer_delay_p99_ms": 0,
                      *               "last_sequence": 61
                      *             },
                      *             "recent_errors": []
@@ -49025,7 +48993,7 @@ export interface operations {
                      *             ],
                      *             "dependents": [],
                      *             "config": {
-                     *               "instance": "vm-16568-a592eec9",
+                     *               "instance": "vm-4954-f2368225",
                      *               "claiming": "single writer",
                      *               "allow_private_targets": true,
                      *               "max_concurrency_per_subscription": 4,
@@ -49036,10 +49004,10 @@ export interface operations {
                      *               "retry_delay_scale": 1
                      *             },
                      *             "metrics": {
-                     *               "uptime": 14,
+                     *               "uptime": 8,
                      *               "requests_handled": 4,
                      *               "events_processed": 4,
-                     *               "avg_response_time_ms": 54.23,
+                     *               "avg_response_time_ms": 6.2,
                      *               "error_rate": 0,
                      *               "deliveries_delivered": 4,
                      *               "deliveries_failed": 0,
@@ -49048,15 +49016,15 @@ export interface operations {
                      *               "attempts": 4,
                      *               "failed_attempts": 0,
                      *               "batches_sent": 1,
-                     *               "p99_latency_ms": 95.51,
+                     *               "p99_latency_ms": 12.51,
                      *               "in_flight": 0,
                      *               "held_deliveries": 0,
-                     *               "claims": 22,
+                     *               "claims": 17,
                      *               "claimed_rows": 4,
                      *               "released_rows": 0,
                      *               "taken_over_rows": 0,
-                     *               "last_claim_ms": 1.25,
-                     *               "avg_claim_ms": 3.63,
+                     *               "last_claim_ms": 0.26,
+                     *               "avg_claim_ms": 0.36,
                      *               "record_failures": 0
                      *             },
                      *             "recent_errors": []
@@ -49086,7 +49054,7 @@ export interface operations {
                      *               "worker_memory_mb": 128
                      *             },
                      *             "metrics": {
-                     *               "uptime": 14,
+                     *               "uptime": 8,
                      *               "requests_handled": 0,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
@@ -49114,7 +49082,7 @@ export interface operations {
                      *               "timeout_seconds": 10
                      *             },
                      *             "metrics": {
-                     *               "uptime": 14,
+                     *               "uptime": 8,
                      *               "requests_handled": 3,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
@@ -49145,7 +49113,7 @@ export interface operations {
                      *               "server_error_window_minutes": 5
                      *             },
                      *             "metrics": {
-                     *               "uptime": 14,
+                     *               "uptime": 8,
                      *               "requests_handled": null,
                      *               "events_processed": null,
                      *               "avg_response_time_ms": null,
@@ -49160,8 +49128,8 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.317Z",
-                     *       "request_id": "req_01m80g9ynya8s374yrfn3aj7p6"
+                     *       "timestamp": "2026-11-25T17:32:40.092Z",
+                     *       "request_id": "req_01m89w8hrn000fgqgbhbjwappg"
                      *     }
                      */
                     "application/json": {
@@ -49476,24 +49444,27 @@ export interface operations {
                      *           "security_monitor"
                      *         ],
                      *         "config": {
-                     *           "dialect": "sqlite"
+                     *           "dialect": "sqlite",
+                     *           "synchronous": "full"
                      *         },
                      *         "metrics": {
-                     *           "uptime": 15,
+                     *           "uptime": 8,
                      *           "requests_handled": null,
                      *           "events_processed": null,
                      *           "avg_response_time_ms": null,
                      *           "error_rate": null,
-                     *           "response_time_ms": 12.15,
+                     *           "response_time_ms": 3.05,
                      *           "pool_active": 0,
                      *           "pool_idle": 1,
                      *           "pool_total": 1,
-                     *           "pool_waiting": 0
+                     *           "pool_waiting": 0,
+                     *           "wal_checkpoints": 28,
+                     *           "wal_checkpointed_pages": 1366
                      *         },
                      *         "recent_errors": []
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.335Z",
-                     *       "request_id": "req_01m80g9yqnphtqbymmvpb29ha8"
+                     *       "timestamp": "2026-11-25T17:32:40.108Z",
+                     *       "request_id": "req_01m89w8hs500053fnbpq1fjd0s"
                      *     }
                      */
                     "application/json": {
@@ -49689,8 +49660,8 @@ export interface operations {
                      *           "service": "mailer-legacy"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.754Z",
-                     *       "request_id": "req_01m80gazc2fshjs5k2edfz73fx"
+                     *       "timestamp": "2026-11-25T17:33:11.628Z",
+                     *       "request_id": "req_01m89w9gjc0003sgfz9dngjv0w"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -49720,11 +49691,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.757Z",
-                     *       "request_id": "req_01m80gazc5d5b9ad7qwrjeh9t2"
+                     *       "timestamp": "2026-11-25T17:33:11.628Z",
+                     *       "request_id": "req_01m89w9gjc001re4c8pyvy3ctp"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -49900,14 +49877,14 @@ export interface operations {
                      *         "service": "cache",
                      *         "action": "restart",
                      *         "status": "completed",
-                     *         "duration_ms": 10.55,
+                     *         "duration_ms": 4.79,
                      *         "restarted": [
                      *           "cache",
                      *           "plugin_manager"
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:33.380Z",
-                     *       "request_id": "req_01m80g9yrq2knbwg2pg97z1tdt"
+                     *       "timestamp": "2026-11-25T17:32:40.126Z",
+                     *       "request_id": "req_01m89w8hsm000tvgj19anjsjqn"
                      *     }
                      */
                     "application/json": {
@@ -50065,8 +50042,8 @@ export interface operations {
                      *           "service": "mailer-legacy"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.760Z",
-                     *       "request_id": "req_01m80gazc5xf8cpwqwgd3hwdtn"
+                     *       "timestamp": "2026-11-25T17:33:11.629Z",
+                     *       "request_id": "req_01m89w9gjd000nstphfy1f6aaa"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -50160,11 +50137,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.801Z",
-                     *       "request_id": "req_01m80gazdh93swae055n4km9hk"
+                     *       "timestamp": "2026-11-25T17:33:11.629Z",
+                     *       "request_id": "req_01m89w9gjd001mr3dzsyt223f6"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -50339,15 +50322,17 @@ export interface operations {
                      *         "status": "healthy",
                      *         "version": "0.1.0",
                      *         "environment": "production",
-                     *         "uptime": 1,
+                     *         "uptime": 0,
                      *         "components": {
                      *           "database": {
                      *             "status": "healthy",
-                     *             "response_time_ms": 0.17,
+                     *             "response_time_ms": 0.11,
                      *             "pool_active": 0,
                      *             "pool_idle": 1,
                      *             "pool_total": 1,
                      *             "pool_waiting": 0,
+                     *             "wal_checkpoints": 2,
+                     *             "wal_checkpointed_pages": 311,
                      *             "dialect": "sqlite",
                      *             "connection_pool": {
                      *               "active": 0,
@@ -50374,8 +50359,8 @@ export interface operations {
                      *           },
                      *           "log_store": {
                      *             "status": "healthy",
-                     *             "records_written": 1,
-                     *             "records_pending": 0,
+                     *             "records_written": 0,
+                     *             "records_pending": 1,
                      *             "records_dropped": 0,
                      *             "write_failures": 0,
                      *             "records_expired": 0,
@@ -50384,11 +50369,11 @@ export interface operations {
                      *           "metrics_collector": {
                      *             "status": "healthy",
                      *             "requests_handled": 4,
-                     *             "avg_response_time_ms": 54.4,
+                     *             "avg_response_time_ms": 44.09,
                      *             "error_rate": 0.25,
                      *             "requests_per_second": 0,
-                     *             "memory_usage_mb": 182.67,
-                     *             "cpu_usage_percent": 62.17,
+                     *             "memory_usage_mb": 214.63,
+                     *             "cpu_usage_percent": 117.45,
                      *             "samples_written": 0,
                      *             "sample_failures": 0
                      *           },
@@ -50405,18 +50390,19 @@ export interface operations {
                      *             "avg_task_duration_ms": 0,
                      *             "error_rate": 0,
                      *             "running_tasks": 0,
-                     *             "instance_id": "16568-683dfd39"
+                     *             "instance_id": "4954-d0c10a1f"
                      *           },
                      *           "scheduler": {
                      *             "status": "healthy",
                      *             "jobs": 2,
+                     *             "unscheduled_jobs": 0,
                      *             "runs": 0,
                      *             "failures": 0,
                      *             "skipped": 0,
                      *             "requests_handled": 0,
                      *             "error_rate": 0,
                      *             "avg_last_run_ms": 0,
-                     *             "next_run_in_seconds": 4001
+                     *             "next_run_in_seconds": 35068
                      *           },
                      *           "backups": {
                      *             "status": "healthy",
@@ -50436,7 +50422,7 @@ export interface operations {
                      *             "status": "healthy",
                      *             "last_sequence": 2,
                      *             "pending_deliveries": 0,
-                     *             "response_time_ms": 1.27
+                     *             "response_time_ms": 1.63
                      *           },
                      *           "event_bus": {
                      *             "status": "healthy",
@@ -50446,7 +50432,7 @@ export interface operations {
                      *             "committed_batches": 2,
                      *             "failed_batches": 0,
                      *             "average_batch_size": 1,
-                     *             "average_commit_ms": 1.03,
+                     *             "average_commit_ms": 1.02,
                      *             "publish_failures": 0
                      *           },
                      *           "stream_hub": {
@@ -50463,6 +50449,11 @@ export interface operations {
                      *             "catch_ups": 0,
                      *             "overflow_closes": 0,
                      *             "gap_fills": 0,
+                     *             "flushes": 0,
+                     *             "average_events_per_flush": 0,
+                     *             "average_flush_ms": 0,
+                     *             "offer_delay_p50_ms": 0,
+                     *             "offer_delay_p99_ms": 0,
                      *             "last_sequence": 2
                      *           },
                      *           "webhook_dispatcher": {
@@ -50485,10 +50476,10 @@ export interface operations {
                      *             "claimed_rows": 0,
                      *             "released_rows": 0,
                      *             "taken_over_rows": 0,
-                     *             "last_claim_ms": 3.72,
-                     *             "avg_claim_ms": 3.72,
+                     *             "last_claim_ms": 0.96,
+                     *             "avg_claim_ms": 0.96,
                      *             "record_failures": 0,
-                     *             "instance": "vm-16568-a592eec9",
+                     *             "instance": "vm-4954-f2368225",
                      *             "subscriptions_with_work": 0,
                      *             "plugin_consumers": 0
                      *           },
@@ -50522,8 +50513,8 @@ export interface operations {
                      *           }
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:19.012Z",
-                     *       "request_id": "req_01m80g9gqjxc1kfxfxe5xmbzve"
+                     *       "timestamp": "2026-11-25T17:32:31.611Z",
+                     *       "request_id": "req_01m89w89er0009nvgfc0yacaka"
                      *     }
                      */
                     "application/json": {
@@ -50682,28 +50673,20 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "VALIDATION_ERROR",
-                     *         "message": "Invalid querystring: format must be equal to constant",
+                     *         "message": "Invalid querystring: format must be one of: full, short",
                      *         "details": {
                      *           "field": "format",
-                     *           "reason": "must be equal to constant",
+                     *           "reason": "must be one of: full, short",
                      *           "errors": [
                      *             {
                      *               "field": "format",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "format",
-                     *               "reason": "must be equal to constant"
-                     *             },
-                     *             {
-                     *               "field": "format",
-                     *               "reason": "must match a schema in anyOf"
+                     *               "reason": "must be one of: full, short"
                      *             }
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.680Z",
-                     *       "request_id": "req_01m80gaz9dj0kr8m6qbham87fv"
+                     *       "timestamp": "2026-11-25T17:33:11.610Z",
+                     *       "request_id": "req_01m89w9ghs000dc7tjg8ykfgcn"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -50846,7 +50829,7 @@ export interface operations {
                      *       "data": {
                      *         "tasks": [
                      *           {
-                     *             "id": "rpl_01m80g9vjq26vnaretfp5375vy",
+                     *             "id": "rpl_01m89w8gtg000t73avqd7xcfdk",
                      *             "type": "event_replay",
                      *             "status": "cancelled",
                      *             "progress": 0,
@@ -50861,21 +50844,28 @@ export interface operations {
                      *               "delay_between_events_ms": 5000,
                      *               "up_to_sequence": 31,
                      *               "events_to_replay": 3,
-                     *               "phase": "started",
-                     *               "actor": "admin"
+                     *               "phase": "in_progress",
+                     *               "actor": "admin",
+                     *               "events_replayed": 0,
+                     *               "events_skipped": 0,
+                     *               "deliveries_queued": 0,
+                     *               "deliveries_delivered": 0,
+                     *               "deliveries_failed": 0,
+                     *               "error_count": 0,
+                     *               "errors": []
                      *             },
                      *             "result": null,
                      *             "error": null,
                      *             "created_by": "admin",
-                     *             "created_at": "2026-11-22T02:10:30.103Z",
-                     *             "started_at": "2026-11-22T02:10:30.103Z",
+                     *             "created_at": "2026-11-25T17:32:39.120Z",
+                     *             "started_at": "2026-11-25T17:32:39.120Z",
                      *             "estimated_completion": null,
                      *             "completed_at": null,
-                     *             "cancelled_at": "2026-11-22T02:10:30.135Z",
+                     *             "cancelled_at": "2026-11-25T17:32:39.127Z",
                      *             "attempts": 1
                      *           },
                      *           {
-                     *             "id": "prg_01m80g9vd36qanqp4c195ke6g4",
+                     *             "id": "prg_01m89w8gsk000s3t4dzqy8mp50",
                      *             "type": "event_purge",
                      *             "status": "completed",
                      *             "progress": 1,
@@ -50886,7 +50876,7 @@ export interface operations {
                      *                   "order.*"
                      *                 ]
                      *               },
-                     *               "cutoff": "2026-10-23T02:10:29.922Z",
+                     *               "cutoff": "2026-10-26T17:32:39.091Z",
                      *               "dry_run": true,
                      *               "batch_size": 500,
                      *               "events_to_purge": 0,
@@ -50899,10 +50889,10 @@ export interface operations {
                      *             },
                      *             "error": null,
                      *             "created_by": "admin",
-                     *             "created_at": "2026-11-22T02:10:29.923Z",
-                     *             "started_at": "2026-11-22T02:10:29.923Z",
+                     *             "created_at": "2026-11-25T17:32:39.091Z",
+                     *             "started_at": "2026-11-25T17:32:39.091Z",
                      *             "estimated_completion": null,
-                     *             "completed_at": "2026-11-22T02:10:29.979Z",
+                     *             "completed_at": "2026-11-25T17:32:39.096Z",
                      *             "cancelled_at": null,
                      *             "attempts": 1
                      *           }
@@ -50916,8 +50906,8 @@ export interface operations {
                      *           "has_prev": false
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:30.189Z",
-                     *       "request_id": "req_01m80g9vmdn57rdb701fd4syss"
+                     *       "timestamp": "2026-11-25T17:32:39.138Z",
+                     *       "request_id": "req_01m89w8gtw001rd9ecvfsbw39k"
                      *     }
                      */
                     "application/json": {
@@ -51138,8 +51128,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.716Z",
-                     *       "request_id": "req_01m80gazawf2re55cv79qygzh2"
+                     *       "timestamp": "2026-11-25T17:33:11.618Z",
+                     *       "request_id": "req_01m89w9gj20013cwd8h4pr87z2"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -51311,7 +51301,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "rpl_01m80g9p8vaeyncxpten83x65r",
+                     *         "id": "rpl_01m89w8bnk0002882qr5q82r6r",
                      *         "type": "event_replay",
                      *         "status": "completed",
                      *         "progress": 1,
@@ -51323,7 +51313,7 @@ export interface operations {
                      *             "correlation_id": "checkout-7f3a9c"
                      *           },
                      *           "target_subscribers": [
-                     *             "sub_01m80g9m5p5kk0g46vy4mgy69q"
+                     *             "sub_01m89w8ab6000s07e1sgfcmc9g"
                      *           ],
                      *           "replay_mode": "sequential",
                      *           "delay_between_events_ms": 100,
@@ -51347,32 +51337,32 @@ export interface operations {
                      *         },
                      *         "error": null,
                      *         "created_by": "admin",
-                     *         "created_at": "2026-11-22T02:10:24.668Z",
-                     *         "started_at": "2026-11-22T02:10:24.668Z",
+                     *         "created_at": "2026-11-25T17:32:33.844Z",
+                     *         "started_at": "2026-11-25T17:32:33.844Z",
                      *         "estimated_completion": null,
-                     *         "completed_at": "2026-11-22T02:10:29.818Z",
+                     *         "completed_at": "2026-11-25T17:32:38.966Z",
                      *         "cancelled_at": null,
                      *         "attempts": 1,
                      *         "logs": [
                      *           {
-                     *             "timestamp": "2026-11-22T02:10:24.668Z",
+                     *             "timestamp": "2026-11-25T17:32:33.845Z",
                      *             "level": "INFO",
                      *             "message": "started by admin"
                      *           },
                      *           {
-                     *             "timestamp": "2026-11-22T02:10:29.817Z",
+                     *             "timestamp": "2026-11-25T17:32:38.965Z",
                      *             "level": "INFO",
                      *             "message": "replayed 1 events: 1 deliveries made, 0 failed, 0 events matched no target"
                      *           },
                      *           {
-                     *             "timestamp": "2026-11-22T02:10:29.818Z",
+                     *             "timestamp": "2026-11-25T17:32:38.966Z",
                      *             "level": "INFO",
-                     *             "message": "completed in 5150 ms"
+                     *             "message": "completed in 5122 ms"
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:30.156Z",
-                     *       "request_id": "req_01m80g9vmby22y8zz6f7a9nbj2"
+                     *       "timestamp": "2026-11-25T17:32:39.132Z",
+                     *       "request_id": "req_01m89w8gtw00001dhdeb04x0w4"
                      *     }
                      */
                     "application/json": {
@@ -51571,14 +51561,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "task 'task_01m80gaz9cnhqjfzye0qf66yjj' does not exist",
+                     *         "message": "task 'task_01m89w9ghr0037xvtvhk2n28cx' does not exist",
                      *         "details": {
                      *           "resource": "task",
-                     *           "id": "task_01m80gaz9cnhqjfzye0qf66yjj"
+                     *           "id": "task_01m89w9ghr0037xvtvhk2n28cx"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.717Z",
-                     *       "request_id": "req_01m80gazax08vrfv65a59g7mcf"
+                     *       "timestamp": "2026-11-25T17:33:11.619Z",
+                     *       "request_id": "req_01m89w9gj2002xp5y8saej7qf2"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -51608,11 +51598,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.721Z",
-                     *       "request_id": "req_01m80gazb1y0q9b7zrtwk0ax3d"
+                     *       "timestamp": "2026-11-25T17:33:11.620Z",
+                     *       "request_id": "req_01m89w9gj3000xdkxcxkqx85hs"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -51784,12 +51780,12 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
-                     *         "id": "rpl_01m80g9vjq26vnaretfp5375vy",
+                     *         "id": "rpl_01m89w8gtg000t73avqd7xcfdk",
                      *         "status": "cancelled",
-                     *         "cancelled_at": "2026-11-22T02:10:30.135Z"
+                     *         "cancelled_at": "2026-11-25T17:32:39.127Z"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:30.136Z",
-                     *       "request_id": "req_01m80g9vkhx78ds3fqh7bcnsj7",
+                     *       "timestamp": "2026-11-25T17:32:39.128Z",
+                     *       "request_id": "req_01m89w8gtj000xnrd0hagbppvv",
                      *       "message": "Task cancelled"
                      *     }
                      */
@@ -51943,14 +51939,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "task 'task_01m80gaz9cnhqjfzye0qf66yjj' does not exist",
+                     *         "message": "task 'task_01m89w9ghr0037xvtvhk2n28cx' does not exist",
                      *         "details": {
                      *           "resource": "task",
-                     *           "id": "task_01m80gaz9cnhqjfzye0qf66yjj"
+                     *           "id": "task_01m89w9ghr0037xvtvhk2n28cx"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.723Z",
-                     *       "request_id": "req_01m80gazb2synyatspnbdganm2"
+                     *       "timestamp": "2026-11-25T17:33:11.620Z",
+                     *       "request_id": "req_01m89w9gj40006e9tq34zdt1vq"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -51977,14 +51973,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_CONFLICT",
-                     *         "message": "Task 'rpl_01m80g9vjq26vnaretfp5375vy' is cancelled; only a running task can be cancelled",
+                     *         "message": "Task 'rpl_01m89w8gtg000t73avqd7xcfdk' is cancelled; only a running task can be cancelled",
                      *         "details": {
-                     *           "id": "rpl_01m80g9vjq26vnaretfp5375vy",
+                     *           "id": "rpl_01m89w8gtg000t73avqd7xcfdk",
                      *           "status": "cancelled"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:30.144Z",
-                     *       "request_id": "req_01m80g9vkzte9v03kt71h0wvqt"
+                     *       "timestamp": "2026-11-25T17:32:39.131Z",
+                     *       "request_id": "req_01m89w8gtv000k9q6ssqphda7w"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -52078,11 +52074,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.724Z",
-                     *       "request_id": "req_01m80gazb4cats5nmqry8dnm93"
+                     *       "timestamp": "2026-11-25T17:33:11.621Z",
+                     *       "request_id": "req_01m89w9gj5000cwe71nxwqvf8x"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -52265,7 +52267,7 @@ export interface operations {
                      *       "data": {
                      *         "users": [
                      *           {
-                     *             "id": "usr_01m80g9hpaxs5enq3x79v5sm5n",
+                     *             "id": "usr_01m89w89np0004kxrbjd14nf6h",
                      *             "username": "contractor",
                      *             "email": "contractor@example.com",
                      *             "full_name": "",
@@ -52276,11 +52278,11 @@ export interface operations {
                      *             "email_verified": false,
                      *             "last_login": null,
                      *             "login_count": 0,
-                     *             "created_at": "2026-11-22T02:10:19.978Z",
-                     *             "updated_at": "2026-11-22T02:10:21.011Z"
+                     *             "created_at": "2026-11-25T17:32:31.798Z",
+                     *             "updated_at": "2026-11-25T17:32:32.029Z"
                      *           },
                      *           {
-                     *             "id": "usr_01m80g9hmdayjkb3vfx9twgzhv",
+                     *             "id": "usr_01m89w89n9000ztd6tq6y8v339",
                      *             "username": "former.employee",
                      *             "email": "former.employee@example.com",
                      *             "full_name": "",
@@ -52291,11 +52293,11 @@ export interface operations {
                      *             "email_verified": false,
                      *             "last_login": null,
                      *             "login_count": 0,
-                     *             "created_at": "2026-11-22T02:10:19.917Z",
-                     *             "updated_at": "2026-11-22T02:10:19.917Z"
+                     *             "created_at": "2026-11-25T17:32:31.785Z",
+                     *             "updated_at": "2026-11-25T17:32:31.785Z"
                      *           },
                      *           {
-                     *             "id": "usr_01m80g9h7dbgynzqmr8cwcbjqj",
+                     *             "id": "usr_01m89w89kk000tf0cqy90rw9v5",
                      *             "username": "sam.lee",
                      *             "email": "sam.lee@example.com",
                      *             "full_name": "Sam Lee",
@@ -52306,8 +52308,8 @@ export interface operations {
                      *             "email_verified": false,
                      *             "last_login": null,
                      *             "login_count": 0,
-                     *             "created_at": "2026-11-22T02:10:19.501Z",
-                     *             "updated_at": "2026-11-22T02:10:21.116Z"
+                     *             "created_at": "2026-11-25T17:32:31.731Z",
+                     *             "updated_at": "2026-11-25T17:32:32.064Z"
                      *           }
                      *         ],
                      *         "pagination": {
@@ -52319,8 +52321,8 @@ export interface operations {
                      *           "has_prev": false
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.185Z",
-                     *       "request_id": "req_01m80g9jvgr2en604dt232r6c9"
+                     *       "timestamp": "2026-11-25T17:32:32.094Z",
+                     *       "request_id": "req_01m89w89yk000rdck0cxs06c0p"
                      *     }
                      */
                     "application/json": {
@@ -52506,8 +52508,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.322Z",
-                     *       "request_id": "req_01m80gazxscq4nvx6avw68jx0d"
+                     *       "timestamp": "2026-11-25T17:33:11.681Z",
+                     *       "request_id": "req_01m89w9gm1000ffq0yrc4kpfsz"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -52712,7 +52714,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "user": {
-                     *           "id": "usr_01m80g9h7dbgynzqmr8cwcbjqj",
+                     *           "id": "usr_01m89w89kk000tf0cqy90rw9v5",
                      *           "username": "sam.lee",
                      *           "email": "sam.lee@example.com",
                      *           "full_name": "Sam Lee",
@@ -52723,8 +52725,8 @@ export interface operations {
                      *           "email_verified": false,
                      *           "last_login": null,
                      *           "login_count": 0,
-                     *           "created_at": "2026-11-22T02:10:19.501Z",
-                     *           "updated_at": "2026-11-22T02:10:19.501Z",
+                     *           "created_at": "2026-11-25T17:32:31.731Z",
+                     *           "updated_at": "2026-11-25T17:32:31.731Z",
                      *           "permissions": [
                      *             "events:emit",
                      *             "events:subscribe",
@@ -52746,20 +52748,20 @@ export interface operations {
                      *             "login_count": 0,
                      *             "failed_login_attempts": 0,
                      *             "locked_until": null,
-                     *             "last_password_change": "2026-11-22T02:10:19.501Z",
+                     *             "last_password_change": "2026-11-25T17:32:31.731Z",
                      *             "password_change_required": false,
                      *             "suspended_until": null,
                      *             "suspension_reason": null,
-                     *             "created_at": "2026-11-22T02:10:19.501Z",
-                     *             "updated_at": "2026-11-22T02:10:19.501Z"
+                     *             "created_at": "2026-11-25T17:32:31.731Z",
+                     *             "updated_at": "2026-11-25T17:32:31.731Z"
                      *           },
                      *           "sessions": [],
                      *           "api_keys": []
                      *         },
                      *         "email_delivery": "not_requested"
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:19.507Z",
-                     *       "request_id": "req_01m80g9h2nytcfapdqqf6krqfy"
+                     *       "timestamp": "2026-11-25T17:32:31.733Z",
+                     *       "request_id": "req_01m89w89jg000137nhh4peejfb"
                      *     }
                      */
                     "application/json": {
@@ -52989,8 +52991,8 @@ export interface operations {
                      *           "value": "sam.lee"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:19.722Z",
-                     *       "request_id": "req_01m80g9he0nv97ezyha28zszxq"
+                     *       "timestamp": "2026-11-25T17:32:31.758Z",
+                     *       "request_id": "req_01m89w89mc000cf8bpde7nhpqh"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -53093,8 +53095,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.329Z",
-                     *       "request_id": "req_01m80gazy0qaw523w4wvekym7e"
+                     *       "timestamp": "2026-11-25T17:33:11.681Z",
+                     *       "request_id": "req_01m89w9gm1001tnfskqh78ax89"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -53267,7 +53269,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "user": {
-                     *           "id": "usr_01m80g9h7dbgynzqmr8cwcbjqj",
+                     *           "id": "usr_01m89w89kk000tf0cqy90rw9v5",
                      *           "username": "sam.lee",
                      *           "email": "sam.lee@example.com",
                      *           "full_name": "Sam Lee",
@@ -53278,8 +53280,8 @@ export interface operations {
                      *           "email_verified": false,
                      *           "last_login": null,
                      *           "login_count": 0,
-                     *           "created_at": "2026-11-22T02:10:19.501Z",
-                     *           "updated_at": "2026-11-22T02:10:21.116Z",
+                     *           "created_at": "2026-11-25T17:32:31.731Z",
+                     *           "updated_at": "2026-11-25T17:32:32.064Z",
                      *           "permissions": [
                      *             "events:emit",
                      *             "events:subscribe",
@@ -53301,19 +53303,19 @@ export interface operations {
                      *             "login_count": 0,
                      *             "failed_login_attempts": 0,
                      *             "locked_until": null,
-                     *             "last_password_change": "2026-11-22T02:10:21.116Z",
+                     *             "last_password_change": "2026-11-25T17:32:32.064Z",
                      *             "password_change_required": true,
                      *             "suspended_until": null,
                      *             "suspension_reason": null,
-                     *             "created_at": "2026-11-22T02:10:19.501Z",
-                     *             "updated_at": "2026-11-22T02:10:21.116Z"
+                     *             "created_at": "2026-11-25T17:32:31.731Z",
+                     *             "updated_at": "2026-11-25T17:32:32.064Z"
                      *           },
                      *           "sessions": [],
                      *           "api_keys": []
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.227Z",
-                     *       "request_id": "req_01m80g9jx91tqmyx190jzcnxf0"
+                     *       "timestamp": "2026-11-25T17:32:32.108Z",
+                     *       "request_id": "req_01m89w89z5000md5ec8yrqy827"
                      *     }
                      */
                     "application/json": {
@@ -53534,14 +53536,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "user 'usr_01m80gaz9cwe4h61etr83tgq8k' does not exist",
+                     *         "message": "user 'usr_01m89w9ghr000tw0bty424hwav' does not exist",
                      *         "details": {
                      *           "resource": "user",
-                     *           "id": "usr_01m80gaz9cwe4h61etr83tgq8k"
+                     *           "id": "usr_01m89w9ghr000tw0bty424hwav"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.336Z",
-                     *       "request_id": "req_01m80gazy7ee12nsqwwt7brh7y"
+                     *       "timestamp": "2026-11-25T17:33:11.682Z",
+                     *       "request_id": "req_01m89w9gm2000x6xnmzq9vj7k4"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -53580,8 +53582,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.347Z",
-                     *       "request_id": "req_01m80gazy9p7q4ne4vq70yq3js"
+                     *       "timestamp": "2026-11-25T17:33:11.682Z",
+                     *       "request_id": "req_01m89w9gm2001mcbdhw8t78n7a"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -53786,7 +53788,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "user": {
-                     *           "id": "usr_01m80g9h7dbgynzqmr8cwcbjqj",
+                     *           "id": "usr_01m89w89kk000tf0cqy90rw9v5",
                      *           "username": "sam.lee",
                      *           "email": "sam.lee@example.com",
                      *           "full_name": "Samuel Lee",
@@ -53797,8 +53799,8 @@ export interface operations {
                      *           "email_verified": false,
                      *           "last_login": null,
                      *           "login_count": 0,
-                     *           "created_at": "2026-11-22T02:10:19.501Z",
-                     *           "updated_at": "2026-11-22T02:10:21.297Z",
+                     *           "created_at": "2026-11-25T17:32:31.731Z",
+                     *           "updated_at": "2026-11-25T17:32:32.152Z",
                      *           "permissions": [
                      *             "events:emit",
                      *             "events:subscribe",
@@ -53820,19 +53822,19 @@ export interface operations {
                      *             "login_count": 0,
                      *             "failed_login_attempts": 0,
                      *             "locked_until": null,
-                     *             "last_password_change": "2026-11-22T02:10:21.116Z",
+                     *             "last_password_change": "2026-11-25T17:32:32.064Z",
                      *             "password_change_required": true,
                      *             "suspended_until": null,
                      *             "suspension_reason": null,
-                     *             "created_at": "2026-11-22T02:10:19.501Z",
-                     *             "updated_at": "2026-11-22T02:10:21.297Z"
+                     *             "created_at": "2026-11-25T17:32:31.731Z",
+                     *             "updated_at": "2026-11-25T17:32:32.152Z"
                      *           },
                      *           "sessions": [],
                      *           "api_keys": []
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.302Z",
-                     *       "request_id": "req_01m80g9jyx037akssfnewnkzhd"
+                     *       "timestamp": "2026-11-25T17:32:32.153Z",
+                     *       "request_id": "req_01m89w89zv000mby6zbany65jq"
                      *     }
                      */
                     "application/json": {
@@ -54029,8 +54031,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.562Z",
-                     *       "request_id": "req_01m80g9k7skqarmnvvtf83ene0"
+                     *       "timestamp": "2026-11-25T17:32:32.271Z",
+                     *       "request_id": "req_01m89w8a4f0001ez4nsnmk7869"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -54057,14 +54059,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "user 'usr_01m80gaz9cwe4h61etr83tgq8k' does not exist",
+                     *         "message": "user 'usr_01m89w9ghr000tw0bty424hwav' does not exist",
                      *         "details": {
                      *           "resource": "user",
-                     *           "id": "usr_01m80gaz9cwe4h61etr83tgq8k"
+                     *           "id": "usr_01m89w9ghr000tw0bty424hwav"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.399Z",
-                     *       "request_id": "req_01m80gazzxe1c09gkx05c9b33n"
+                     *       "timestamp": "2026-11-25T17:33:11.685Z",
+                     *       "request_id": "req_01m89w9gm4000ksx1q771sb532"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -54197,8 +54199,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.410Z",
-                     *       "request_id": "req_01m80gb00h1wa2c62rm2tz7b61"
+                     *       "timestamp": "2026-11-25T17:33:11.685Z",
+                     *       "request_id": "req_01m89w9gm5000g5m813dx29vc4"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -54369,9 +54371,9 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "message": "User usr_01m80g9hpaxs5enq3x79v5sm5n deleted",
-                     *       "timestamp": "2026-11-22T02:10:21.544Z",
-                     *       "request_id": "req_01m80g9k6zd7p0dehvwjxevrg9"
+                     *       "message": "User usr_01m89w89np0004kxrbjd14nf6h deleted",
+                     *       "timestamp": "2026-11-25T17:32:32.251Z",
+                     *       "request_id": "req_01m89w8a3f0003z6m1ck3xjxnw"
                      *     }
                      */
                     "application/json": {
@@ -54514,14 +54516,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "user 'usr_01m80gaz9cwe4h61etr83tgq8k' does not exist",
+                     *         "message": "user 'usr_01m89w9ghr000tw0bty424hwav' does not exist",
                      *         "details": {
                      *           "resource": "user",
-                     *           "id": "usr_01m80gaz9cwe4h61etr83tgq8k"
+                     *           "id": "usr_01m89w9ghr000tw0bty424hwav"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.424Z",
-                     *       "request_id": "req_01m80gb00zcz3cc5c135x35x60"
+                     *       "timestamp": "2026-11-25T17:33:11.687Z",
+                     *       "request_id": "req_01m89w9gm700095110j56g5fwf"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -54554,8 +54556,8 @@ export interface operations {
                      *           "reason": "self"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.565Z",
-                     *       "request_id": "req_01m80g9k7wps01rt0s1am6t17r"
+                     *       "timestamp": "2026-11-25T17:32:32.272Z",
+                     *       "request_id": "req_01m89w8a4g000v0bczyccd57aq"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -54658,8 +54660,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.426Z",
-                     *       "request_id": "req_01m80gb011zfh627wh44w8v9xq"
+                     *       "timestamp": "2026-11-25T17:33:11.688Z",
+                     *       "request_id": "req_01m89w9gm8000w2qy1r64ec6v8"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -54859,7 +54861,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "user": {
-                     *           "id": "usr_01m80g9h7dbgynzqmr8cwcbjqj",
+                     *           "id": "usr_01m89w89kk000tf0cqy90rw9v5",
                      *           "username": "sam.lee",
                      *           "email": "sam.lee@example.com",
                      *           "full_name": "Samuel Lee",
@@ -54870,8 +54872,8 @@ export interface operations {
                      *           "email_verified": true,
                      *           "last_login": null,
                      *           "login_count": 0,
-                     *           "created_at": "2026-11-22T02:10:19.501Z",
-                     *           "updated_at": "2026-11-22T02:10:21.365Z",
+                     *           "created_at": "2026-11-25T17:32:31.731Z",
+                     *           "updated_at": "2026-11-25T17:32:32.206Z",
                      *           "permissions": [
                      *             "events:emit",
                      *             "events:subscribe",
@@ -54893,19 +54895,19 @@ export interface operations {
                      *             "login_count": 0,
                      *             "failed_login_attempts": 0,
                      *             "locked_until": null,
-                     *             "last_password_change": "2026-11-22T02:10:21.116Z",
+                     *             "last_password_change": "2026-11-25T17:32:32.064Z",
                      *             "password_change_required": true,
                      *             "suspended_until": null,
                      *             "suspension_reason": null,
-                     *             "created_at": "2026-11-22T02:10:19.501Z",
-                     *             "updated_at": "2026-11-22T02:10:21.365Z"
+                     *             "created_at": "2026-11-25T17:32:31.731Z",
+                     *             "updated_at": "2026-11-25T17:32:32.206Z"
                      *           },
                      *           "sessions": [],
                      *           "api_keys": []
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.371Z",
-                     *       "request_id": "req_01m80g9k0nqyrxsdgjkf0za6zw"
+                     *       "timestamp": "2026-11-25T17:32:32.211Z",
+                     *       "request_id": "req_01m89w8a1b000ennbc9rvp53cd"
                      *     }
                      */
                     "application/json": {
@@ -55102,8 +55104,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:21.564Z",
-                     *       "request_id": "req_01m80g9k7vf10dbrj53pbvbrzr"
+                     *       "timestamp": "2026-11-25T17:32:32.272Z",
+                     *       "request_id": "req_01m89w8a4f001eh9aj0mqc9w49"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -55130,14 +55132,14 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "RESOURCE_NOT_FOUND",
-                     *         "message": "user 'usr_01m80gaz9cwe4h61etr83tgq8k' does not exist",
+                     *         "message": "user 'usr_01m89w9ghr000tw0bty424hwav' does not exist",
                      *         "details": {
                      *           "resource": "user",
-                     *           "id": "usr_01m80gaz9cwe4h61etr83tgq8k"
+                     *           "id": "usr_01m89w9ghr000tw0bty424hwav"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.418Z",
-                     *       "request_id": "req_01m80gb00rbzkha8wzmxqq37v6"
+                     *       "timestamp": "2026-11-25T17:33:11.686Z",
+                     *       "request_id": "req_01m89w9gm6000gtepq2mt6ztry"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -55270,8 +55272,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:07.422Z",
-                     *       "request_id": "req_01m80gb00xzb9ne94wt29ggevm"
+                     *       "timestamp": "2026-11-25T17:33:11.687Z",
+                     *       "request_id": "req_01m89w9gm6001m8ht3htgtrdgd"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -55443,7 +55445,7 @@ export interface operations {
                      *       "data": {
                      *         "webhooks": [
                      *           {
-                     *             "id": "sub_01m80g9m855zetysgan3ephhn8",
+                     *             "id": "sub_01m89w8adp00047e166cfcax18",
                      *             "url": "https://hooks.example.com/hooks/audit",
                      *             "events": [
                      *               "user.*",
@@ -55453,10 +55455,10 @@ export interface operations {
                      *             "status": "active",
                      *             "events_delivered": 0,
                      *             "last_delivery": null,
-                     *             "created_at": "2026-11-22T02:10:22.597Z"
+                     *             "created_at": "2026-11-25T17:32:32.566Z"
                      *           },
                      *           {
-                     *             "id": "sub_01m80g9m5p5kk0g46vy4mgy69q",
+                     *             "id": "sub_01m89w8ab6000s07e1sgfcmc9g",
                      *             "url": "https://hooks.example.com/hooks/orders",
                      *             "events": [
                      *               "order.*",
@@ -55465,13 +55467,13 @@ export interface operations {
                      *             "secret": "********",
                      *             "status": "active",
                      *             "events_delivered": 3,
-                     *             "last_delivery": "2026-11-22T02:10:22.824Z",
-                     *             "created_at": "2026-11-22T02:10:22.518Z"
+                     *             "last_delivery": "2026-11-25T17:32:32.602Z",
+                     *             "created_at": "2026-11-25T17:32:32.486Z"
                      *           }
                      *         ]
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:24.485Z",
-                     *       "request_id": "req_01m80g9p34h28wdr9pxwgk7tcq"
+                     *       "timestamp": "2026-11-25T17:32:33.804Z",
+                     *       "request_id": "req_01m89w8bmb000dk5gx9403n7wj"
                      *     }
                      */
                     "application/json": {
@@ -55763,7 +55765,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "webhook": {
-                     *           "id": "sub_01m80g9m855zetysgan3ephhn8",
+                     *           "id": "sub_01m89w8adp00047e166cfcax18",
                      *           "url": "https://hooks.example.com/hooks/audit",
                      *           "events": [
                      *             "user.*",
@@ -55773,11 +55775,11 @@ export interface operations {
                      *           "status": "active",
                      *           "events_delivered": 0,
                      *           "last_delivery": null,
-                     *           "created_at": "2026-11-22T02:10:22.597Z"
+                     *           "created_at": "2026-11-25T17:32:32.566Z"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:10:22.610Z",
-                     *       "request_id": "req_01m80g9m7dg0e3w8pcdnmbcc8j"
+                     *       "timestamp": "2026-11-25T17:32:32.567Z",
+                     *       "request_id": "req_01m89w8abj0002sy7f87354qhh"
                      *     }
                      */
                     "application/json": {
@@ -56014,8 +56016,8 @@ export interface operations {
                      *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.921Z",
-                     *       "request_id": "req_01m80gazh97cmg7whp368pen49"
+                     *       "timestamp": "2026-11-25T17:33:11.640Z",
+                     *       "request_id": "req_01m89w9gjr001dn38h8xmj44tg"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -56187,8 +56189,8 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "message": "Webhook deleted",
-                     *       "timestamp": "2026-11-22T02:10:30.251Z",
-                     *       "request_id": "req_01m80g9vpzqggny5vz433v0nz0"
+                     *       "timestamp": "2026-11-25T17:32:39.158Z",
+                     *       "request_id": "req_01m89w8gvf000x88ntrmtk7pkf"
                      *     }
                      */
                     "application/json": {
@@ -56331,13 +56333,13 @@ export interface operations {
                      *       "success": false,
                      *       "error": {
                      *         "code": "SUBSCRIPTION_NOT_FOUND",
-                     *         "message": "Subscription 'sub_01m80gaz9ctcwnsnpjzas4hdtd' does not exist",
+                     *         "message": "Subscription 'sub_01m89w9ghr007smrbzze5bbav7' does not exist",
                      *         "details": {
-                     *           "subscription_id": "sub_01m80gaz9ctcwnsnpjzas4hdtd"
+                     *           "subscription_id": "sub_01m89w9ghr007smrbzze5bbav7"
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.923Z",
-                     *       "request_id": "req_01m80gazhaj7pxh8qdbwpf4pf9"
+                     *       "timestamp": "2026-11-25T17:33:11.641Z",
+                     *       "request_id": "req_01m89w9gjs000edawqk9x78qfm"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -56431,11 +56433,17 @@ export interface operations {
                      *         "message": "A path parameter is too long",
                      *         "details": {
                      *           "field": "params",
-                     *           "reason": "too long"
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
                      *         }
                      *       },
-                     *       "timestamp": "2026-11-22T02:11:06.924Z",
-                     *       "request_id": "req_01m80gazhcayp9m74h03bg853a"
+                     *       "timestamp": "2026-11-25T17:33:11.641Z",
+                     *       "request_id": "req_01m89w9gjs001pnsj6k7dnh4z0"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -56617,7 +56625,7 @@ export interface operations {
                      *     http_request_duration_seconds_bucket{le="0.01",method="POST",route="/api/v1/auth/login",status="401"} 0
                      *     http_request_duration_seconds_bucket{le="0.025",method="POST",route="/api/v1/auth/login",status="401"} 0
                      *     http_request_duration_seconds_bucket{le="0.05",method="POST",route="/api/v1/auth/login",status="401"} 0
-                     *     http_request_duration_seconds_bucket{le="0.1",method="POST",route="/api/v1/auth/login",status="401"} 1
+                     *     http_request_duration_seconds_bucket{le="0.1",method="POST",route="/api/v1/auth/login",status="401"} 0
                      *     http_request_duration_seconds_bucket{le="0.25",method="POST",route="/api/v1/auth/login",status="401"} 1
                      *     http_request_duration_seconds_bucket{le="0.5",method="POST",route="/api/v1/auth/login",status="401"} 1
                      *     http_request_duration_seconds_bucket{le="1",method="POST",route="/api/v1/auth/login",status="401"} 1
@@ -56625,13 +56633,13 @@ export interface operations {
                      *     http_request_duration_seconds_bucket{le="5",method="POST",route="/api/v1/auth/login",status="401"} 1
                      *     http_request_duration_seconds_bucket{le="10",method="POST",route="/api/v1/auth/login",status="401"} 1
                      *     http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/api/v1/auth/login",status="401"} 1
-                     *     http_request_duration_seconds_sum{method="POST",route="/api/v1/auth/login",status="401"} 0.07572382900000048
+                     *     http_request_duration_seconds_sum{method="POST",route="/api/v1/auth/login",status="401"} 0.12936948299999995
                      *     http_request_duration_seconds_count{method="POST",route="/api/v1/auth/login",status="401"} 1
                      *     http_request_duration_seconds_bucket{le="0.005",method="POST",route="/api/v1/auth/login",status="200"} 0
                      *     http_request_duration_seconds_bucket{le="0.01",method="POST",route="/api/v1/auth/login",status="200"} 0
-                     *     http_request_duration_seconds_bucket{le="0.025",method="POST",route="/api/v1/auth/login",status="200"} 0
-                     *     http_request_duration_seconds_bucket{le="0.05",method="POST",route="/api/v1/auth/login",status="200"} 0
-                     *     http_request_duration_seconds_bucket{le="0.1",method="POST",route="/api/v1/auth/login",status="200"} 3
+                     *     http_request_duration_seconds_bucket{le="0.025",method="POST",route="/api/v1/auth/login",status="200"} 4
+                     *     http_request_duration_seconds_bucket{le="0.05",method="POST",route="/api/v1/auth/login",status="200"} 4
+                     *     http_request_duration_seconds_bucket{le="0.1",method="POST",route="/api/v1/auth/login",status="200"} 4
                      *     http_request_duration_seconds_bucket{le="0.25",method="POST",route="/api/v1/auth/login",status="200"} 4
                      *     http_request_duration_seconds_bucket{le="0.5",method="POST",route="/api/v1/auth/login",status="200"} 4
                      *     http_request_duration_seconds_bucket{le="1",method="POST",route="/api/v1/auth/login",status="200"} 4
@@ -56639,12 +56647,12 @@ export interface operations {
                      *     http_request_duration_seconds_bucket{le="5",method="POST",route="/api/v1/auth/login",status="200"} 4
                      *     http_request_duration_seconds_bucket{le="10",method="POST",route="/api/v1/auth/login",status="200"} 4
                      *     http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/api/v1/auth/login",status="200"} 4
-                     *     http_request_duration_seconds_sum{method="POST",route="/api/v1/auth/login",status="200"} 0.32414928799999965
+                     *     http_request_duration_seconds_sum{method="POST",route="/api/v1/auth/login",status="200"} 0.06476126999999997
                      *     http_request_duration_seconds_count{method="POST",route="/api/v1/auth/login",status="200"} 4
-                     *     http_request_duration_seconds_bucket{le="0.005",method="POST",route="/api/v1/events",status="201"} 0
-                     *     http_request_duration_seconds_bucket{le="0.01",method="POST",route="/api/v1/events",status="201"} 0
-                     *     http_request_duration_seconds_bucket{le="0.025",method="POST",route="/api/v1/events",status="201"} 1
-                     *     http_request_duration_seconds_bucket{le="0.05",method="POST",route="/api/v1/events",status="201"} 3
+                     *     http_request_duration_seconds_bucket{le="0.005",method="POST",route="/api/v1/events",status="201"} 1
+                     *     http_request_duration_seconds_bucket{le="0.01",method="POST",route="/api/v1/events",status="201"} 3
+                     *     http_request_duration_seconds_bucket{le="0.025",method="POST",route="/api/v1/events",status="201"} 4
+                     *     http_request_duration_seconds_bucket{le="0.05",method="POST",route="/api/v1/events",status="201"} 4
                      *     http_request_duration_seconds_bucket{le="0.1",method="POST",route="/api/v1/events",status="201"} 4
                      *     http_request_duration_seconds_bucket{le="0.25",method="POST",route="/api/v1/events",status="201"} 4
                      *     http_request_duration_seconds_bucket{le="0.5",method="POST",route="/api/v1/events",status="201"} 4
@@ -56653,12 +56661,12 @@ export interface operations {
                      *     http_request_duration_seconds_bucket{le="5",method="POST",route="/api/v1/events",status="201"} 4
                      *     http_request_duration_seconds_bucket{le="10",method="POST",route="/api/v1/events",status="201"} 4
                      *     http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/api/v1/events",status="201"} 4
-                     *     http_request_duration_seconds_sum{method="POST",route="/api/v1/events",status="201"} 0.15822550699999918
+                     *     http_request_duration_seconds_sum{method="POST",route="/api/v1/events",status="201"} 0.03019806400000016
                      *     http_request_duration_seconds_count{method="POST",route="/api/v1/events",status="201"} 4
-                     *     http_request_duration_seconds_bucket{le="0.005",method="POST",route="/api/v1/events",status="400"} 0
-                     *     http_request_duration_seconds_bucket{le="0.01",method="POST",route="/api/v1/events",status="400"} 0
-                     *     http_request_duration_seconds_bucket{le="0.025",method="POST",route="/api/v1/events",status="400"} 0
-                     *     http_request_duration_seconds_bucket{le="0.05",method="POST",route="/api/v1/events",status="400"} 0
+                     *     http_request_duration_seconds_bucket{le="0.005",method="POST",route="/api/v1/events",status="400"} 1
+                     *     http_request_duration_seconds_bucket{le="0.01",method="POST",route="/api/v1/events",status="400"} 1
+                     *     http_request_duration_seconds_bucket{le="0.025",method="POST",route="/api/v1/events",status="400"} 1
+                     *     http_request_duration_seconds_bucket{le="0.05",method="POST",route="/api/v1/events",status="400"} 1
                      *     http_request_duration_seconds_bucket{le="0.1",method="POST",route="/api/v1/events",status="400"} 1
                      *     http_request_duration_seconds_bucket{le="0.25",method="POST",route="/api/v1/events",status="400"} 1
                      *     http_request_duration_seconds_bucket{le="0.5",method="POST",route="/api/v1/events",status="400"} 1
@@ -56667,10 +56675,10 @@ export interface operations {
                      *     http_request_duration_seconds_bucket{le="5",method="POST",route="/api/v1/events",status="400"} 1
                      *     http_request_duration_seconds_bucket{le="10",method="POST",route="/api/v1/events",status="400"} 1
                      *     http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/api/v1/events",status="400"} 1
-                     *     http_request_duration_seconds_sum{method="POST",route="/api/v1/events",status="400"} 0.052345516999999744
+                     *     http_request_duration_seconds_sum{method="POST",route="/api/v1/events",status="400"} 0.0016019099999998617
                      *     http_request_duration_seconds_count{method="POST",route="/api/v1/events",status="400"} 1
-                     *     http_request_duration_seconds_bucket{le="0.005",method="POST",route="/api/v1/events",status="410"} 0
-                     *     http_request_duration_seconds_bucket{le="0.01",method="POST",route="/api/v1/events",status="410"} 0
+                     *     http_request_duration_seconds_bucket{le="0.005",method="POST",route="/api/v1/events",status="410"} 1
+                     *     http_request_duration_seconds_bucket{le="0.01",method="POST",route="/api/v1/events",status="410"} 1
                      *     http_request_duration_seconds_bucket{le="0.025",method="POST",route="/api/v1/events",status="410"} 1
                      *     http_request_duration_seconds_bucket{le="0.05",method="POST",route="/api/v1/events",status="410"} 1
                      *     http_request_duration_seconds_bucket{le="0.1",method="POST",route="/api/v1/events",status="410"} 1
@@ -56681,13 +56689,13 @@ export interface operations {
                      *     http_request_duration_seconds_bucket{le="5",method="POST",route="/api/v1/events",status="410"} 1
                      *     http_request_duration_seconds_bucket{le="10",method="POST",route="/api/v1/events",status="410"} 1
                      *     http_request_duration_seconds_bucket{le="+Inf",method="POST",route="/api/v1/events",status="410"} 1
-                     *     http_request_duration_seconds_sum{method="POST",route="/api/v1/events",status="410"} 0.011821493999999802
+                     *     http_request_duration_seconds_sum{method="POST",route="/api/v1/events",status="410"} 0.0012050199999998768
                      *     http_request_duration_seconds_count{method="POST",route="/api/v1/events",status="410"} 1
                      *     http_request_duration_seconds_bucket{le="0.005",method="GET",route="/api/v1/events",status="200"} 0
-                     *     http_request_duration_seconds_bucket{le="0.01",method="GET",route="/api/v1/events",status="200"} 0
-                     *     http_request_duration_seconds_bucket{le="0.025",method="GET",route="/api/v1/events",status="200"} 0
-                     *     http_request_duration_seconds_bucket{le="0.05",method="GET",route="/api/v1/events",status="200"} 0
-                     *     http_request_duration_seconds_bucket{le="0.1",method="GET",route="/api/v1/events",status="200"} 0
+                     *     http_request_duration_seconds_bucket{le="0.01",method="GET",route="/api/v1/events",status="200"} 1
+                     *     http_request_duration_seconds_bucket{le="0.025",method="GET",route="/api/v1/events",status="200"} 1
+                     *     http_request_duration_seconds_bucket{le="0.05",method="GET",route="/api/v1/events",status="200"} 1
+                     *     http_request_duration_seconds_bucket{le="0.1",method="GET",route="/api/v1/events",status="200"} 1
                      *     http_request_duration_seconds_bucket{le="0.25",method="GET",route="/api/v1/events",status="200"} 1
                      *     http_request_duration_seconds_bucket{le="0.5",method="GET",route="/api/v1/events",status="200"} 1
                      *     http_request_duration_seconds_bucket{le="1",method="GET",route="/api/v1/events",status="200"} 1
@@ -56695,24 +56703,24 @@ export interface operations {
                      *     http_request_duration_seconds_bucket{le="5",method="GET",route="/api/v1/events",status="200"} 1
                      *     http_request_duration_seconds_bucket{le="10",method="GET",route="/api/v1/events",status="200"} 1
                      *     http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/api/v1/events",status="200"} 1
-                     *     http_request_duration_seconds_sum{method="GET",route="/api/v1/events",status="200"} 0.11660057400000005
+                     *     http_request_duration_seconds_sum{method="GET",route="/api/v1/events",status="200"} 0.0096592270000001
                      *     http_request_duration_seconds_count{method="GET",route="/api/v1/events",status="200"} 1
                      *
                      *     # HELP process_cpu_seconds_total User and system CPU time spent by the process, in seconds
                      *     # TYPE process_cpu_seconds_total counter
-                     *     process_cpu_seconds_total 8.824341
+                     *     process_cpu_seconds_total 6.011504
                      *
                      *     # HELP process_resident_memory_bytes Resident set size of the process, in bytes
                      *     # TYPE process_resident_memory_bytes gauge
-                     *     process_resident_memory_bytes 240607232
+                     *     process_resident_memory_bytes 265056256
                      *
                      *     # HELP nodejs_heap_used_bytes V8 heap in use, in bytes
                      *     # TYPE nodejs_heap_used_bytes gauge
-                     *     nodejs_heap_used_bytes 104040896
+                     *     nodejs_heap_used_bytes 109340920
                      *
                      *     # HELP process_uptime_seconds Seconds since the process started
                      *     # TYPE process_uptime_seconds gauge
-                     *     process_uptime_seconds 20.700187939
+                     *     process_uptime_seconds 10.826562469
                      */
                     "text/plain": string;
                 };

@@ -3,17 +3,10 @@ import { nowIso } from '../kernel/new-id.js';
 import { isConflictAbort } from '../storage/retry-on-conflict.js';
 import { AppError } from './app-error.js';
 import type { App } from './app-type.js';
+import { type ValidationIssue, withEnumsCollapsed } from './enum-issues.js';
 import type { ErrorEnvelopeBody } from './envelope.js';
 import type { ErrorCode } from './error-catalogue.js';
 import { errorCatalogue } from './error-catalogue.js';
-
-interface ValidationIssue {
-  instancePath?: string;
-  schemaPath?: string;
-  keyword?: string;
-  params?: Record<string, unknown>;
-  message?: string;
-}
 
 /** `/body/name` + missingProperty `x` → `name.x`; which part of the request prefixes it (body, query, params). */
 function fieldOf(issue: ValidationIssue, context: string | undefined): string {
@@ -88,7 +81,7 @@ export function toAppError(error: unknown, request: FastifyRequest): AppError {
     }
   }
   if (fe.validation) {
-    const errors = fe.validation.map((i) => ({
+    const errors = withEnumsCollapsed(fe.validation).map((i) => ({
       field: fieldOf(i, fe.validationContext),
       reason: reasonOf(i),
     }));
