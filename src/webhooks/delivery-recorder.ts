@@ -5,11 +5,11 @@ import { type DeliveryAttemptsTable, type EventAuditTable, INSERT_COLUMNS } from
 import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import { storableExcerpt } from '../kernel/storable-text.js';
-import type { Database, Dialect } from '../storage/database.js';
+import type { Dialect } from '../storage/database.js';
 import { dialectSql, runSql, runSqlForIds } from '../storage/dialect-sql.js';
 import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
-import type { ClaimedDelivery, OutboxStore } from './outbox-store.js';
+import type { Bookkeeping, ClaimedDelivery, OutboxStore } from './outbox-store.js';
 
 export interface DeliveryResult {
   delivery: ClaimedDelivery;
@@ -68,9 +68,9 @@ export class DeliveryRecorder {
       dialect: Dialect;
       /**
        * A result lost with the machine (a power loss) is a delivery made again, as at-least-once allows, so
-       * the results' commits need not wait for the disk (Database.unsyncedTransaction).
+       * the results' commits need not wait for the disk.
        */
-      unsyncedTransaction?: Database['unsyncedTransaction'];
+      bookkeeping: Bookkeeping;
       outbox: OutboxStore;
       errorThreshold: () => number;
       /** Subscriptions this write moved to `error` (the emit path must stop queueing for them). */
@@ -156,8 +156,7 @@ export class DeliveryRecorder {
     const now = nowIso();
     let errored: string[] = [];
     let live: DeliveryResult[] = [];
-    const transaction = this.deps.unsyncedTransaction ?? ((work) => this.deps.db.transaction().execute(work));
-    await transaction(async (trx) => {
+    await this.deps.bookkeeping(async (trx) => {
       const { dialect } = this.deps;
       const present = await presentEvents(
         trx,

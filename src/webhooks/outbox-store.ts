@@ -10,6 +10,13 @@ import type { EventCipher } from '../events/event-cipher.js';
 import type { EventsTable } from '../events/event-tables.js';
 import { settleEvents } from '../events/settle-events.js';
 import type { Database, Dialect } from '../storage/database.js';
+
+/**
+ * The transactions of the dispatcher's own writes (claims, results): Database.unsyncedTransaction where the
+ * database offers it, a plain transaction elsewhere.
+ */
+export type Bookkeeping = NonNullable<Database['unsyncedTransaction']>;
+
 import { dialectSql, runSqlForIds } from '../storage/dialect-sql.js';
 import type { Tables } from '../storage/tables.js';
 import { deliveryOrder } from './delivery-order.js';
@@ -99,9 +106,9 @@ export class OutboxStore {
     private readonly cipher: EventCipher,
     /**
      * For the SQLite claim: a lost claim (a power loss) leaves its rows pending, to be claimed again, so its
-     * commit need not wait for the disk (Database.unsyncedTransaction).
+     * commit need not wait for the disk.
      */
-    private readonly unsyncedTransaction?: Database['unsyncedTransaction'],
+    private readonly bookkeeping: Bookkeeping,
   ) {}
 
   /**
@@ -215,8 +222,7 @@ export class OutboxStore {
     filter: ClaimFilter,
     subscriptionId?: string,
   ): Promise<ClaimedDelivery[]> {
-    const transaction = this.unsyncedTransaction ?? ((work) => this.db.transaction().execute(work));
-    return transaction(async (trx) => {
+    return this.bookkeeping(async (trx) => {
       const subscriptions =
         subscriptionId !== undefined ? [subscriptionId] : await claimableSubscriptions(trx, filter);
       const candidates: { id: string; priority: number; sequence: number }[] = [];

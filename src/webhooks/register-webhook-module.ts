@@ -38,9 +38,9 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
   const dispatcher = new WebhookDispatcher({
     db: database.db,
     dialect: database.dialect,
-    ...(database.unsyncedTransaction
-      ? { unsyncedTransaction: database.unsyncedTransaction.bind(database) }
-      : {}),
+    // Its claims and results: unsynced where the database offers it (SQLite, Database.unsyncedTransaction).
+    bookkeeping:
+      database.unsyncedTransaction?.bind(database) ?? ((work) => database.db.transaction().execute(work)),
     cfg,
     cipher: eventSystem.cipher,
     consumers,

@@ -7,12 +7,13 @@ import type { EventCipher } from '../events/event-cipher.js';
 import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
-import type { Database, Dialect } from '../storage/database.js';
+import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
 import { insertInOrder } from './delivery-order.js';
 import { DeliveryRecorder, type DeliveryResult } from './delivery-recorder.js';
 import { type DispatchSubscription, DispatchSubscriptions } from './dispatch-subscriptions.js';
 import { LatencyWindow } from './latency-window.js';
+import type { Bookkeeping } from './outbox-store.js';
 import { type ClaimedDelivery, OutboxStore } from './outbox-store.js';
 import type { PluginConsumers } from './plugin-consumers.js';
 import type { PluginSubscriptions } from './plugin-subscriptions.js';
@@ -46,8 +47,8 @@ const LANE_DEPTH = 8;
 export interface DispatcherDeps {
   db: Kysely<Tables>;
   dialect: Dialect;
-  /** The claims' and results' transactions, where commits can skip the disk sync (Database.unsyncedTransaction). */
-  unsyncedTransaction?: Database['unsyncedTransaction'];
+  /** The transactions of the claims and results (whose commits may skip the disk sync: Database.unsyncedTransaction). */
+  bookkeeping: Bookkeeping;
   cfg: () => PlatformConfig;
   cipher: EventCipher;
   consumers: PluginConsumers;
@@ -121,12 +122,12 @@ export class WebhookDispatcher implements PlatformService {
   constructor(private readonly deps: DispatcherDeps) {
     this.plugins = deps.pluginSubscriptions;
     this.consumers = deps.consumers;
-    this.outbox = new OutboxStore(deps.db, deps.dialect, deps.cipher, deps.unsyncedTransaction);
+    this.outbox = new OutboxStore(deps.db, deps.dialect, deps.cipher, deps.bookkeeping);
     this.subscriptions = new DispatchSubscriptions(deps.db, deps.cipher);
     this.recorder = new DeliveryRecorder({
       db: deps.db,
       dialect: deps.dialect,
-      ...(deps.unsyncedTransaction ? { unsyncedTransaction: deps.unsyncedTransaction } : {}),
+      bookkeeping: deps.bookkeeping,
       outbox: this.outbox,
       errorThreshold: () => deps.cfg().events.subscription_error_threshold,
       onSubscriptionError: async (ids) => {

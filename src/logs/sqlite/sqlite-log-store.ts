@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { registerUnicodeLower } from '../../storage/sqlite/unicode-lower.js';
 import { KyselyLogStore } from '../kysely-log-store.js';
 import { createLogEntriesTable } from '../log-entries-schema.js';
 import type { LogTables } from '../log-tables.js';
@@ -21,9 +22,7 @@ export async function createSqliteLogStore(dataDir: string): Promise<KyselyLogSt
   sqlite.pragma('temp_store = MEMORY');
   // SQLite's own lower() folds ASCII only: the search lowers both sides, so it must fold as JavaScript (and
   // PostgreSQL) do, or `ÄRGER` would not even find itself.
-  sqlite.function('lower', { deterministic: true }, (value: unknown) =>
-    typeof value === 'string' ? value.toLowerCase() : value,
-  );
+  registerUnicodeLower(sqlite, 'lower');
   const db = new Kysely<LogTables>({ dialect: new SqliteDialect({ database: sqlite }) });
   await createLogEntriesTable(db as unknown as Kysely<unknown>, true);
   let closed = false;

@@ -7,8 +7,9 @@ import type BetterSqlite3 from 'better-sqlite3';
  */
 export const UNICODE_LOWER = 'unicode_lower';
 
-export function registerUnicodeLower(sqlite: BetterSqlite3.Database): void {
-  sqlite.function(UNICODE_LOWER, { deterministic: true }, (value: unknown) =>
+/** Registers it under `name` (the log store, with no index on lower(), replaces SQLite's own `lower`). */
+export function registerUnicodeLower(sqlite: BetterSqlite3.Database, name = UNICODE_LOWER): void {
+  sqlite.function(name, { deterministic: true }, (value: unknown) =>
     typeof value === 'string' ? value.toLowerCase() : value,
   );
 }
