@@ -13093,7 +13093,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -28422,7 +28422,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -35546,7 +35546,7 @@ export interface operations {
                                     /** Format: date-time */
                                     start_time?: string;
                                 };
-                                /** @description Selected events no target subscription matches */
+                                /** @description Selected events with nothing to deliver: no target subscription matches them, or they were purged before the replay reached them */
                                 events_skipped: number;
                                 progress: {
                                     /** @description Events whose replayed deliveries all settled */

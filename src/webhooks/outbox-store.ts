@@ -318,6 +318,19 @@ export class OutboxStore {
     }
   }
 
+  /** Drops rows this instance holds and will not send (their replay was cancelled): final, never sent. */
+  async dropHeld(owner: string, ids: readonly string[], reason: string, now: string): Promise<void> {
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      await this.db
+        .updateTable('event_outbox')
+        .set({ status: 'dropped', lease_owner: null, lease_until: null, last_error: reason, updated_at: now })
+        .where(idIn(this.dialect, 'id', ids.slice(i, i + CHUNK)))
+        .where('lease_owner', '=', owner)
+        .where('status', '=', 'delivering')
+        .execute();
+    }
+  }
+
   /** Extends the leases of the rows this instance still holds (only those: a row it lost is not kept alive). */
   async renew(owner: string, ids: readonly string[], leaseUntil: string): Promise<number> {
     let renewed = 0;

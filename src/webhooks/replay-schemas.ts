@@ -72,7 +72,10 @@ export const ReplayRecord = Type.Object({
     delivered: Type.Integer(),
     failed: Type.Integer(),
   }),
-  events_skipped: Type.Integer({ description: 'Selected events no target subscription matches' }),
+  events_skipped: Type.Integer({
+    description:
+      'Selected events with nothing to deliver: no target subscription matches them, or they were purged before the replay reached them',
+  }),
   event_filter: EventFilter,
   target_subscribers: Type.Array(Type.String()),
   replay_mode: ReplayMode,

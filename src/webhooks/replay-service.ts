@@ -268,9 +268,17 @@ export class ReplayService {
         }
       }
       await Promise.all(inFlight);
+      // Selected at the start but purged before the replay reached them: nothing was left to send.
+      const vanished = total - tally.replayed;
+      if (vanished > 0) {
+        tally.skipped += vanished;
+        tally.replayed += vanished;
+      }
     } catch (err) {
       // Cancelled: nothing more is sent. Stopped by a shutdown: what was queued is still delivered.
       if (task.signal.aborted && (await this.deps.tasks.get(replayId))?.status === 'cancelled') {
+        // First what this instance already claimed and holds unsent, then what still waits in the outbox.
+        await this.deps.dispatcher.cancelReplay(replayId);
         await this.dropPending(replayId);
       }
       throw err;
@@ -308,14 +316,32 @@ export class ReplayService {
       return await this.queue(event, matching, replayId, actor);
     } catch (err) {
       if (!isForeignKeyViolation(err)) throw err;
+      // The event itself was purged since its page was read: there is nothing left to send.
+      if (!(await this.eventExists(event.event_id))) return new Map();
       const existing = await existingSubscriptionIds(
         this.deps.db,
         matching.map((t) => t.id),
       );
       for (const t of matching) if (!existing.has(t.id)) onGone(t.id);
       const left = matching.filter((t) => existing.has(t.id));
-      return left.length === 0 ? new Map() : this.queue(event, left, replayId, actor);
+      if (left.length === 0) return new Map();
+      try {
+        return await this.queue(event, left, replayId, actor);
+      } catch (again) {
+        // Purged between the check and the second insert.
+        if (isForeignKeyViolation(again) && !(await this.eventExists(event.event_id))) return new Map();
+        throw again;
+      }
     }
+  }
+
+  private async eventExists(eventId: string): Promise<boolean> {
+    const row = await this.deps.db
+      .selectFrom('events')
+      .select('event_id')
+      .where('event_id', '=', eventId)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Queues one event for the matching targets, with its `event_replayed` audit entry, in one transaction. */

@@ -21,6 +21,8 @@ export class SettleWatcher {
   private readonly waiting = new Map<string, (s: Settlement) => void>();
   private readonly unsubscribe: () => void;
   private timer: NodeJS.Timeout | undefined;
+  private readonly stoppers = new Map<AbortSignal, Set<(reason: unknown) => void>>();
+  private readonly detach: (() => void)[] = [];
 
   constructor(
     private readonly db: Kysely<Tables>,
@@ -31,8 +33,13 @@ export class SettleWatcher {
     });
   }
 
-  /** Resolves with the final state of each row; rejects when `signal` aborts. */
+  /**
+   * Resolves with the final state of each row; rejects when `signal` aborts. The watcher listens on a signal
+   * once, however many waits are open on it: a parallel replay has up to a thousand at a time, and a
+   * listener per wait would pile up on the replay's signal.
+   */
   wait(ids: readonly string[], signal: AbortSignal): Promise<Settlement[]> {
+    if (signal.aborted) return Promise.reject(signal.reason);
     const all = ids.map(
       (id) =>
         new Promise<Settlement>((resolve) => {
@@ -40,18 +47,40 @@ export class SettleWatcher {
         }),
     );
     this.arm();
-    const aborted = new Promise<never>((_, reject) => {
-      if (signal.aborted) reject(signal.reason);
-      else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-    });
-    aborted.catch(() => {});
-    return Promise.race([Promise.all(all), aborted]).finally(() => {
+    const stoppers = this.stoppersOf(signal);
+    return new Promise<Settlement[]>((resolve, reject) => {
+      stoppers.add(reject);
+      // The rows' promises only ever resolve, so this never rejects.
+      void Promise.all(all).then((settled) => {
+        stoppers.delete(reject);
+        resolve(settled);
+      });
+    }).finally(() => {
       for (const id of ids) this.waiting.delete(id);
     });
   }
 
+  /** The rejections of the waits open on `signal`, all called by one listener when it aborts. */
+  private stoppersOf(signal: AbortSignal): Set<(reason: unknown) => void> {
+    let stoppers = this.stoppers.get(signal);
+    if (stoppers === undefined) {
+      const set = new Set<(reason: unknown) => void>();
+      stoppers = set;
+      this.stoppers.set(signal, set);
+      const onAbort = () => {
+        const open = [...set];
+        set.clear();
+        for (const stop of open) stop(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.detach.push(() => signal.removeEventListener('abort', onAbort));
+    }
+    return stoppers;
+  }
+
   close(): void {
     this.unsubscribe();
+    for (const detach of this.detach.splice(0)) detach();
     clearTimeout(this.timer);
     this.waiting.clear();
   }

@@ -36,6 +36,15 @@ export function refusedKind(address: string): string | undefined {
   const canonical = parsed.kind() === 'ipv6' ? (parsed as ipaddr.IPv6).toNormalizedString() : text;
   if (METADATA.has(text) || METADATA.has(canonical) || METADATA.has(parsed.toString())) return 'metadata';
   const range = parsed.range();
+  // IPv4-compatible IPv6 (`::a.b.c.d`, ::/96, deprecated by RFC 4291) embeds an IPv4 address too; ipaddr.js
+  // calls it unicast. `::` and `::1` have ranges of their own.
+  if (
+    range === 'unicast' &&
+    parsed.kind() === 'ipv6' &&
+    (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)
+  ) {
+    return 'IPv4-compatible IPv6';
+  }
   if (range === 'unicast') return undefined;
   const names: Record<string, string> = {
     loopback: 'loopback',

@@ -38,6 +38,8 @@ interface Lane {
 const CLAIM_LIMIT = 200;
 // While every lane has work queued, no claim for fewer rows than this (each costs a statement and a commit).
 const MIN_CLAIM = 64;
+// Cancelled replays remembered, so that rows of theirs a claim under way still brings in are dropped.
+const CANCELLED_REPLAYS = 1000;
 // In-flight deliveries get this long to finish at shutdown before they are aborted and handed back.
 const STOP_GRACE_MS = 1000;
 // A subscription holds at most this many times its concurrency (in flight + waiting); a claim gives each lane
@@ -88,6 +90,8 @@ export class WebhookDispatcher implements PlatformService {
   /** Outbox rows held under this instance's lease until their outcome is written or they are handed back. */
   private readonly held = new Set<string>();
   private abandoned: string[] = [];
+  /** Replays cancelled on this instance (oldest first): their deliveries are no longer sent from here. */
+  private readonly cancelledReplays = new Set<string>();
   private inFlight = 0;
   private pumping: Promise<void> | undefined;
   private again = false;
@@ -161,6 +165,27 @@ export class WebhookDispatcher implements PlatformService {
   /** A subscription was created, changed or removed (here or on another instance): reload before the next delivery. */
   subscriptionsChanged(): void {
     this.subscriptions.invalidate();
+  }
+
+  /**
+   * A replay was cancelled: its deliveries this instance holds and has not started are dropped, not sent, and
+   * so are those a claim under way still brings in. Deliveries already under way finish.
+   */
+  async cancelReplay(replayId: string): Promise<void> {
+    this.cancelledReplays.add(replayId);
+    if (this.cancelledReplays.size > CANCELLED_REPLAYS) {
+      const oldest = this.cancelledReplays.values().next().value;
+      if (oldest !== undefined) this.cancelledReplays.delete(oldest);
+    }
+    const ids: string[] = [];
+    for (const lane of [...this.lanes.values()]) {
+      const kept = lane.queue.filter((i) => i.replay_id !== replayId);
+      if (kept.length === lane.queue.length) continue;
+      for (const i of lane.queue) if (i.replay_id === replayId) ids.push(i.id);
+      lane.queue = kept;
+      if (lane.inFlight === 0 && lane.queue.length === 0) this.lanes.delete(lane.id);
+    }
+    await this.dropCancelled(ids);
   }
 
   /** Makes the HTTP pool ready before the first delivery (called once subscriptions exist). */
@@ -407,8 +432,13 @@ export class WebhookDispatcher implements PlatformService {
       await this.subscriptions.refresh(true);
     }
     const extras: string[] = [];
+    const cancelled: string[] = [];
     const touched = new Set<Lane>();
     for (const item of ready) {
+      if (item.replay_id !== null && this.cancelledReplays.has(item.replay_id)) {
+        cancelled.push(item.id);
+        continue;
+      }
       if (this.subscriptions.get(item.subscription_id)?.batch !== undefined) {
         // Batching was turned on after the claim was planned: these rows go out with the next batch instead.
         extras.push(item.id);
@@ -424,6 +454,7 @@ export class WebhookDispatcher implements PlatformService {
       touched.add(lane);
     }
     if (extras.length > 0) await this.handBack(extras);
+    if (cancelled.length > 0) await this.dropCancelled(cancelled);
     for (const lane of touched) this.drain(lane);
   }
 
@@ -610,6 +641,10 @@ export class WebhookDispatcher implements PlatformService {
         for (const item of group) this.abandoned.push(item.id);
         continue;
       }
+      if (replayId !== null && this.cancelledReplays.has(replayId)) {
+        await this.dropCancelled(group.map((i) => i.id));
+        continue;
+      }
       const batchId = newId('bat');
       const at = nowIso();
       const entries = group.map((i) => eventJson(i.event, sub.id, i.attempts + 1, i.id));
@@ -781,6 +816,19 @@ export class WebhookDispatcher implements PlatformService {
       this.counts.released += ids.length;
     } finally {
       for (const id of ids) this.held.delete(id);
+    }
+  }
+
+  /** Drops held rows of a cancelled replay; should that fail, they go back to the outbox (to be dropped there). */
+  private async dropCancelled(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    try {
+      await this.outbox.dropHeld(this.owner, ids, 'replay cancelled', nowIso());
+      this.counts.dropped += ids.length;
+      for (const id of ids) this.held.delete(id);
+    } catch (err) {
+      this.fail(err);
+      await this.handBack(ids);
     }
   }
 

@@ -47,6 +47,23 @@ describe('webhook targets on private addresses', { timeout: 30_000 }, () => {
     expect(receiver.requests).toHaveLength(0);
   });
 
+  it('refuses an IPv4-compatible IPv6 literal (::127.0.0.1, which a URL spells [::7f00:1]) before connecting', async () => {
+    const port = new URL(receiver.url).port;
+    await createSubscription(t, admin, {
+      event_patterns: ['ssrf.compat'],
+      webhook_config: { url: `http://[::127.0.0.1]:${port}/compat`, retry_policy: { max_attempts: 5 } },
+    });
+    const id = await emit(t, admin, { event_type: 'ssrf.compat' });
+    await until(async () => (await getEvent(t, admin, id)).status === 'failed', 'the refusal');
+    const attempts = (await getEvent(t, admin, id)).delivery_info.delivery_attempts;
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0].error).toMatch(
+      /^WEBHOOK_DELIVERY_FAILED: refused: target ::7f00:1 is a IPv4-compatible IPv6 address/,
+    );
+    expect(refusedKind('::7f00:1')).toBe('IPv4-compatible IPv6');
+    expect(refusedKind('::808:808')).toBe('IPv4-compatible IPv6');
+  });
+
   it('delivers once the configuration allows private targets', async () => {
     const put = await t.request('PUT', '/api/v1/config', {
       token: admin,
