@@ -11,6 +11,34 @@ export function isValidPattern(pattern: string): boolean {
   return segments.length <= 10 && segments.every((s) => s === '*' || s === '**' || SEGMENT.test(s));
 }
 
+/**
+ * The same pattern with every run of wildcard segments in one order, its `**` at most once: `**.**.x` is `**.x`,
+ * `**.*.**` is `*.**` (each selects the same types). compilePattern matches by a regular expression, whose
+ * backtracking grows with the ways a type's segments can be shared among adjacent wildcards: ten `**` in a row
+ * took milliseconds per event and pattern, so that a hundred of them held the whole server for every event.
+ */
+export function canonicalPattern(pattern: string): string {
+  if (!pattern.includes('*')) return pattern;
+  const out: string[] = [];
+  let stars = 0;
+  let globstar = false;
+  const endRun = () => {
+    for (; stars > 0; stars--) out.push('*');
+    if (globstar) out.push('**');
+    globstar = false;
+  };
+  for (const segment of pattern.split('.')) {
+    if (segment === '*') stars += 1;
+    else if (segment === '**') globstar = true;
+    else {
+      endRun();
+      out.push(segment);
+    }
+  }
+  endRun();
+  return out.join('.');
+}
+
 export type TypeMatcher = (eventType: string) => boolean;
 
 const everything: TypeMatcher = () => true;
@@ -24,7 +52,7 @@ export function compilePattern(pattern: string): TypeMatcher {
   if (pattern === '*') return everything;
   if (!pattern.includes('*')) return (eventType) => eventType === pattern;
   let source = '^';
-  for (const segment of pattern.split('.')) {
+  for (const segment of canonicalPattern(pattern).split('.')) {
     if (segment === '**') source += `(?:${SEGMENT_CHARS}\\.)*`;
     else if (segment === '*') source += `${SEGMENT_CHARS}\\.`;
     else source += `${segment}\\.`;

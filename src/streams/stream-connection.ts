@@ -129,6 +129,9 @@ export class StreamConnection {
     this.selector = compileSelector({ patterns, source: filters.source, priority: filters.priority });
     this.audienceKey = this.keyOf();
     this.hub.attach(this);
+    // Events still waiting for the transport were chosen by the previous selection: those it no longer selects
+    // are dropped, so nothing arrives after the `unsubscribed` or `subscribed` answer that it did not ask for.
+    if (this.queue.length > 0) this.queue = this.queue.filter((e) => this.accepts(e));
     if (from) {
       this.position = from.sequence;
       this.mark = { sequence: from.sequence, eventId: from.eventId };
@@ -319,6 +322,9 @@ export class StreamConnection {
   }
 
   private beginSync(): void {
+    // What follows comes from the store, from `position` on: events still queued for the live feed would be
+    // written after it (again, and out of sequence order) once the connection is live again.
+    this.queue = [];
     this.mode = 'syncing';
     this.generation += 1;
     this.draining = false;

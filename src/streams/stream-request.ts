@@ -1,4 +1,4 @@
-import { isValidPattern } from '../events/pattern-matcher.js';
+import { canonicalPattern, isValidPattern } from '../events/pattern-matcher.js';
 import { checkPriorityRange } from '../events/priority-range.js';
 import { AppError } from '../http/app-error.js';
 import type { StreamFilters } from './stream-connection.js';
@@ -15,7 +15,15 @@ export function parsePatterns(values: readonly string[] | string | undefined, fi
       details: { field, reason: 'invalid pattern', value: bad.slice(0, 300) },
     });
   }
-  return withinPatternLimit([...new Set(list)], field);
+  return withinPatternLimit([...new Set(list.map(canonicalPattern))], field);
+}
+
+/** The `patterns` of a WebSocket message: a string (comma-separated), an array of strings, or none. */
+export function patternsOf(value: unknown): string[] | string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((p) => typeof p === 'string')) return value as string[];
+  throw invalid('patterns', 'must be a string or an array of strings');
 }
 
 const MAX_PATTERNS = 100;

@@ -9,7 +9,7 @@ import { nowIso } from '../kernel/new-id.js';
 import { StreamConnection } from './stream-connection.js';
 import { streamCredentials } from './stream-credentials.js';
 import type { StreamHub } from './stream-hub.js';
-import { parseFilters, parsePatterns, withinPatternLimit } from './stream-request.js';
+import { parseFilters, parsePatterns, patternsOf, withinPatternLimit } from './stream-request.js';
 import type { StreamPlan } from './stream-routes.js';
 import { WsSink } from './ws-sink.js';
 
@@ -61,7 +61,7 @@ export function serveWebSocket(
         sink.message({ message_type: 'pong', timestamp: nowIso() });
         return;
       case 'subscribe': {
-        const added = parsePatterns(message['patterns'] as string[] | string | undefined);
+        const added = parsePatterns(patternsOf(message['patterns']));
         const patterns = withinPatternLimit([
           ...new Set([...connection.patterns, ...(added.length > 0 ? added : ['*'])]),
         ]);
@@ -79,7 +79,7 @@ export function serveWebSocket(
         return;
       }
       case 'unsubscribe': {
-        const asked = parsePatterns(message['patterns'] as string[] | string | undefined);
+        const asked = parsePatterns(patternsOf(message['patterns']));
         // What was actually removed: every pattern for a bare unsubscribe, else those asked for that it held.
         const removed =
           asked.length === 0 ? connection.patterns : connection.patterns.filter((p) => asked.includes(p));
@@ -98,7 +98,11 @@ export function serveWebSocket(
 
   socket.on('message', (raw, isBinary) => {
     chain = chain
-      .then(() => handle(raw, isBinary))
+      .then(async () => {
+        // Answers wait for a client that does not read them, and so do its further messages.
+        await sink.holdReading();
+        await handle(raw, isBinary);
+      })
       .catch((err: unknown) => {
         const e =
           err instanceof AppError

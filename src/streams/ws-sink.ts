@@ -6,11 +6,16 @@ import { CONGESTED_BYTES, type StreamEnd, type StreamSink } from './stream-sink.
 import { TickCork } from './tick-cork.js';
 
 const DRAIN_POLL_MS = 20;
+// Events stop being written to a client at CONGESTED_BYTES (they wait in its queue, or in the store), so only
+// answers to its own messages take its buffer far past that: a client that sends without reading them.
+const HOLD_READING_BYTES = 16 * CONGESTED_BYTES;
 
 /** WebSocket messages: `{message_type: 'event', event}`, `checkpoint`, and protocol-level pings. */
 export class WsSink implements StreamSink {
   readonly kind = 'websocket' as const;
   private awaitingPong = false;
+  /** Whether the client's messages went unread (see holdReading) since the last protocol ping. */
+  private heldSincePing = false;
   private readonly cork: TickCork;
 
   constructor(private readonly socket: WebSocket) {
@@ -56,13 +61,32 @@ export class WsSink implements StreamSink {
     this.message({ message_type: 'checkpoint', last_event_id: eventId });
   }
 
+  /**
+   * Once answers to the client's messages fill its buffer far past congestion, stops reading what it sends (TCP
+   * pushes back on it) until the buffer has drained: a client that sends messages without reading the answers
+   * cannot make the server hold them without bound. A client merely slow with its events is still heard (an
+   * `unsubscribe` may be what it needs).
+   */
+  async holdReading(): Promise<void> {
+    if (this.closed || this.socket.bufferedAmount <= HOLD_READING_BYTES) return;
+    this.heldSincePing = true;
+    this.socket.pause();
+    try {
+      await this.waitDrain();
+    } finally {
+      this.socket.resume();
+    }
+  }
+
   /** A protocol ping; a peer that did not answer the previous one is dead and is cut off. */
   ping(): void {
     if (this.closed) return;
-    if (this.awaitingPong) {
+    // An answer may be waiting unread behind messages that were held back: that peer gets one more ping.
+    if (this.awaitingPong && !this.heldSincePing) {
       this.socket.terminate();
       return;
     }
+    this.heldSincePing = false;
     this.awaitingPong = true;
     this.socket.ping();
   }

@@ -37,3 +37,35 @@ it('ends open streams with a shutdown message so closing the platform is not hel
     await t.close();
   }
 }, 20_000);
+
+it('ends WebSocket streams with a shutdown message carrying the resume point, then close code 1001', async () => {
+  const t = await startPlatform();
+  try {
+    const base = await t.platform.listen();
+    const token = (await t.createUser('ws-leaver', ['user'])).access;
+    const emitted = await t.request('POST', '/api/v1/events', { token, body: { event_type: 'wsbye.now' } });
+    const id = emitted.data.data.event.event_id;
+    const wsBase = base.replace(/^http/, 'ws');
+    // One live on query patterns, one resuming from the event, one connected but not subscribed.
+    const live = new WsClient(`${wsBase}/api/v1/events/stream?token=${token}&patterns=wsbye.*`);
+    const resumed = new WsClient(`${wsBase}/api/v1/events/stream?token=${token}&patterns=wsbye.*`);
+    const idle = new WsClient(`${wsBase}/api/v1/events/stream?token=${token}`);
+    await Promise.all([live.opened, resumed.opened, idle.opened]);
+    resumed.send({ action: 'subscribe', patterns: ['other.*'], last_event_id: id });
+    await until(() => live.of('subscribed').length === 1 && resumed.of('subscribed').length === 2);
+    await t.platform.close();
+    await until(
+      () => [live, resumed, idle].every((c) => c.closeCode !== undefined),
+      3000,
+      'the sockets to close',
+    );
+    for (const c of [live, resumed, idle]) {
+      expect(c.closeCode).toBe(1001);
+      expect(c.messages.at(-1)).toMatchObject({ message_type: 'shutdown', reason: 'shutdown' });
+    }
+    expect(live.messages.at(-1).last_event_id).toBe(id);
+    expect(resumed.messages.at(-1).last_event_id).toBe(id);
+  } finally {
+    await t.close();
+  }
+}, 20_000);
