@@ -11,6 +11,7 @@ import type { EventQuery, EventStore } from './event-store.js';
 import type { EventsTable } from './event-tables.js';
 import { isValidEventType } from './event-type.js';
 import { eventDetail, eventListItem } from './event-views.js';
+import { assertNesting, cutText } from './input-shape.js';
 import { isValidPattern } from './pattern-matcher.js';
 import type { SubscriptionIndex } from './subscription-index.js';
 
@@ -74,6 +75,8 @@ export class EventService {
   async emit(input: EmitInput, origin: EmitOrigin): Promise<EventsTable> {
     const startedAt = performance.now();
     const eventType = input.event_type ?? input.type;
+    // The field the caller used: `type` in the short form.
+    const typeField = input.event_type === undefined ? 'type' : 'event_type';
     if (eventType === undefined) {
       throw new AppError('VALIDATION_ERROR', 'event_type is required', {
         details: { field: 'event_type', reason: 'is required' },
@@ -83,10 +86,12 @@ export class EventService {
       throw new AppError(
         'INVALID_EVENT_TYPE',
         'An event type is 1–10 dot-separated segments of letters, digits, _ and -, at most 255 characters',
-        { details: { field: 'event_type', value: eventType.slice(0, 300) } },
+        { details: { field: typeField, value: cutText(eventType, 300) } },
       );
     }
     const data = input.data ?? {};
+    assertNesting('data', data);
+    assertNesting('metadata', input.metadata);
     const dataText = JSON.stringify(data);
     const max = this.deps.config().events.max_payload_bytes;
     const size = Buffer.byteLength(dataText, 'utf8');
@@ -113,12 +118,9 @@ export class EventService {
     const securityLevel = input.security_level ?? 'internal';
     const confidential = securityLevel === 'confidential';
     const supplied = input.metadata ?? {};
-    const correlation = supplied['correlation_id'];
+    const correlation = suppliedCorrelation(supplied['correlation_id']);
     const metadata = extend(supplied, {
-      correlation_id:
-        typeof correlation === 'string' && correlation.length > 0
-          ? correlation
-          : (origin.correlationId ?? origin.requestId),
+      correlation_id: correlation ?? origin.correlationId ?? origin.requestId,
       request_id: origin.requestId,
       user_agent: origin.userAgent,
       ip_address: origin.ipAddress,
@@ -184,7 +186,7 @@ export class EventService {
   async list(query: Omit<EventQuery, 'now' | 'reader'>, reader: Reader) {
     if (query.eventType !== undefined && !isValidPatternOrType(query.eventType)) {
       throw new AppError('INVALID_EVENT_TYPE', 'event_type must be an event type or a pattern', {
-        details: { field: 'event_type', value: query.eventType.slice(0, 300) },
+        details: { field: 'event_type', value: cutText(query.eventType, 300) },
       });
     }
     if (query.startTime !== undefined && query.endTime !== undefined && query.startTime > query.endTime) {
@@ -245,6 +247,36 @@ function assertStorable(field: string, value: string | undefined): void {
     status: 400,
     details: { field, reason: 'unsupported characters' },
   });
+}
+
+/** Stored in an indexed column, where PostgreSQL refuses an entry over about 2.7 KB. */
+const MAX_CORRELATION_ID = 255;
+
+/**
+ * The caller's `metadata.correlation_id`: text, or a number as its text (as the other fields are read); absent or
+ * empty means the server's own. @throws AppError VALIDATION_ERROR for any other value or one over 255 characters
+ */
+function suppliedCorrelation(value: unknown): string | undefined {
+  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  if (text === undefined || text === null || text === '') return undefined;
+  if (typeof text !== 'string') {
+    throw new AppError('VALIDATION_ERROR', 'metadata.correlation_id must be a string', {
+      details: { field: 'metadata.correlation_id', reason: 'must be string' },
+    });
+  }
+  if (text.length > MAX_CORRELATION_ID) {
+    throw new AppError(
+      'VALIDATION_ERROR',
+      `metadata.correlation_id must NOT have more than ${MAX_CORRELATION_ID} characters`,
+      {
+        details: {
+          field: 'metadata.correlation_id',
+          reason: `must NOT have more than ${MAX_CORRELATION_ID} characters`,
+        },
+      },
+    );
+  }
+  return text;
 }
 
 const eventNotFound = (eventId: string) =>

@@ -3,6 +3,7 @@ import type { EventCipher } from './event-cipher.js';
 import { decodeEventData } from './event-data.js';
 import type { EventRow, EventStore } from './event-store.js';
 import type { EventsTable } from './event-tables.js';
+import { cutText } from './input-shape.js';
 
 export type EventStatus = 'emitted' | 'processing' | 'processed' | 'failed';
 
@@ -56,7 +57,7 @@ export function dataPreview(row: EventRow, cipher: EventCipher): Record<string, 
   for (const key of keys.slice(0, PREVIEW_KEYS)) {
     const value = data[key];
     if (typeof value === 'string')
-      preview[key] = value.length > PREVIEW_STRING ? `${value.slice(0, PREVIEW_STRING)}…` : value;
+      preview[key] = value.length > PREVIEW_STRING ? `${cutText(value, PREVIEW_STRING)}…` : value;
     else if (Array.isArray(value)) preview[key] = `[${value.length} items]`;
     else if (value !== null && typeof value === 'object') preview[key] = '{…}';
     else preview[key] = value;

@@ -4,6 +4,7 @@ import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { EventCipher } from './event-cipher.js';
+import { assertNesting } from './input-shape.js';
 import { isValidPattern } from './pattern-matcher.js';
 import { checkPriorityRange } from './priority-range.js';
 import type { SubscriptionIndex } from './subscription-index.js';
@@ -48,6 +49,7 @@ export class SubscriptionService {
     }
     checkUrl(url);
     checkPriorityRange(input.filters?.priority?.min, input.filters?.priority?.max, FILTER_PRIORITY);
+    assertNesting('filters.data_filters', input.filters?.data_filters);
     const secret = input.webhook_config.secret ?? randomBytes(24).toString('base64url');
     const now = nowIso();
     const enabled = input.enabled ?? true;
@@ -110,6 +112,7 @@ export class SubscriptionService {
     }
     if (input.filters !== undefined) {
       checkPriorityRange(input.filters.priority?.min, input.filters.priority?.max, FILTER_PRIORITY);
+      assertNesting('filters.data_filters', input.filters.data_filters);
       changes.filters = JSON.stringify(input.filters);
     }
     if (input.enabled !== undefined) {
