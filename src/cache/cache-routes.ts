@@ -3,6 +3,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok } from '../http/envelope.js';
+import { optionalBody } from '../http/optional-body.js';
 import { CACHE_TYPES } from './cache-namespace.js';
 import type { CacheService, ClearLevel } from './cache-service.js';
 import { escapeGlob } from './glob-pattern.js';
@@ -132,10 +133,8 @@ export function registerCacheRoutes(app: App, deps: { cache: CacheService; audit
     '/api/v1/cache',
     {
       config: { access: access.permission('write:cache') },
-      // The body is optional on DELETE: without one, validate an empty object (the query may carry the fields).
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-      },
+      // The body is optional on DELETE (the query may carry the fields).
+      preValidation: optionalBody,
       schema: {
         operationId: 'clearCache',
         tags: ['cache'],
@@ -163,6 +162,8 @@ export function registerCacheRoutes(app: App, deps: { cache: CacheService; audit
     '/api/v1/admin/system/clear-cache',
     {
       config: { access: access.admin('admin:system') },
+      // No body means the defaults: every cache type and pattern `*`.
+      preValidation: optionalBody,
       schema: {
         operationId: 'adminClearCache',
         tags: ['admin', 'cache'],

@@ -7,6 +7,7 @@ import type { App } from './app-type.js';
 import { ErrorEnvelope } from './envelope.js';
 import { boundInput } from './input-bounds.js';
 import { addOpenApiExamples } from './openapi-examples.js';
+import { optionalBody } from './optional-body.js';
 
 const require = createRequire(import.meta.url);
 
@@ -132,10 +133,14 @@ function withResponses(schema: unknown, route: RouteLike): unknown {
 interface OpenApiOperation {
   tags?: string[];
   operationId?: string;
+  requestBody?: { required?: boolean; content?: Record<string, never> };
   parameters?: { in?: string; name?: string; description?: string }[];
 }
-/** What the generic error examples of an operation depend on, noted per operationId as routes are added. */
-type ExampleTraits = Map<string, { rule: Access | undefined; authBucket: boolean }>;
+/**
+ * What the generic error examples of an operation depend on, and whether its body may be left out (the
+ * optionalBody hook), noted per operationId as routes are added.
+ */
+type ExampleTraits = Map<string, { rule: Access | undefined; authBucket: boolean; optionalBody?: boolean }>;
 interface OpenApiObject {
   paths?: Record<string, Record<string, OpenApiOperation>>;
   tags?: { name: string }[];
@@ -168,6 +173,8 @@ function finishDocument(doc: OpenApiObject, exampleTraits: ExampleTraits): OpenA
           next.operationId = `${next.operationId}${method[0]?.toUpperCase()}${method.slice(1)}`;
         ids.add(next.operationId);
       }
+      if (traits.optionalBody && next.requestBody)
+        next.requestBody = { ...next.requestBody, required: false };
       next = addOpenApiExamples(next, traits);
       for (const tag of next.tags ?? []) names.add(tag);
       ops[method] = next;
@@ -207,7 +214,11 @@ export async function registerOpenApi(app: App, version: string): Promise<void> 
       if (schema[part]) schema[part] = boundInput(schema[part]);
     const rule = route.config?.access;
     if (typeof schema['operationId'] === 'string')
-      exampleTraits.set(schema['operationId'], { rule, authBucket: route.config?.authBucket === true });
+      exampleTraits.set(schema['operationId'], {
+        rule,
+        authBucket: route.config?.authBucket === true,
+        optionalBody: [route.preValidation].flat().includes(optionalBody),
+      });
     if (rule) {
       schema['description'] = [schema['description'], describeAccess(rule)].filter(Boolean).join('\n\n');
       // The admin schemes name the /admin surface (OWASP API5: its security differs from every other path's);

@@ -9,6 +9,8 @@ export interface FuzzOperation {
   path: string;
   parameters: { name: string; in: string; schema?: Schema; required?: boolean }[];
   body?: Schema;
+  /** The document marks the body not required (`requestBody.required: false`): leaving it out is valid. */
+  bodyOptional?: boolean;
 }
 
 /** One request the fuzzer sends: what goes on the wire, and whether the request is invalid by construction. */
@@ -139,10 +141,11 @@ export function bodyRequests(op: FuzzOperation, url: string, components: unknown
             label: `body mutation ${kind}: ${body.slice(0, 160)}`,
           };
     });
-  // An empty body is no body: a DELETE's is optional (DELETE /api/v1/cache reads the query without one), so
-  // an empty one there is a valid request, not one to refuse.
+  // An empty body is no body: where the document says the body is optional (DELETE /api/v1/cache reads the
+  // query without one; POST /api/v1/admin/system/clear-cache clears everything), an empty one is a valid
+  // request, not one to refuse.
   const empty: FuzzRequest[] =
-    op.method === 'DELETE'
+    op.bodyOptional === true
       ? []
       : [{ url, body: '', contentType: 'application/json', label: 'empty JSON body' }];
   const raw = fc.constantFrom<FuzzRequest>(

@@ -45,11 +45,14 @@ describe('fuzzing every operation of the document', () => {
     for (const [path, item] of Object.entries(doc.paths))
       for (const [method, op] of Object.entries(item)) {
         if (SKIPPED.has(`${method.toUpperCase()} ${path}`)) continue;
-        const content = (op['requestBody'] as { content?: Record<string, { schema?: object }> } | undefined)
-          ?.content;
+        const requestBody = op['requestBody'] as
+          | { required?: boolean; content?: Record<string, { schema?: object }> }
+          | undefined;
+        const content = requestBody?.content;
         operations.push({
           method: method.toUpperCase(),
           path,
+          bodyOptional: requestBody?.required === false,
           parameters: (op['parameters'] as FuzzOperation['parameters'] | undefined) ?? [],
           ...(content?.['application/json']?.schema
             ? { body: content['application/json'].schema as Record<string, unknown> }
