@@ -3,6 +3,7 @@ import { access } from '../http/access.js';
 import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { done, Envelope, MessageOnly, ok } from '../http/envelope.js';
+import { requestOrigin } from '../kernel/platform-events.js';
 import { rolesOf, type UserStore } from '../users/user-store.js';
 import type { ApiKeyStore } from './api-key-store.js';
 import {
@@ -51,6 +52,7 @@ export function registerAuthRoutes(
       const result = await auth.login(login, request.body.password, {
         ip: request.ip,
         userAgent: String(request.headers['user-agent'] ?? ''),
+        origin: requestOrigin(request),
       });
       return ok(request, result);
     },
@@ -83,7 +85,7 @@ export function registerAuthRoutes(
       },
     },
     async (request) => {
-      await auth.logout(request.principal!);
+      await auth.logout(request.principal!, requestOrigin(request));
       return done(request, 'Logged out');
     },
   );

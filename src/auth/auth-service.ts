@@ -4,7 +4,7 @@ import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
-import type { PlatformEvents } from '../kernel/platform-events.js';
+import type { EventOrigin, PlatformEvents } from '../kernel/platform-events.js';
 import { rolesOf, type UserRow, type UserStore } from '../users/user-store.js';
 import type { AccessTokens } from './access-tokens.js';
 import { type ApiKeyRow, type ApiKeyStore, scopesOf } from './api-key-store.js';
@@ -32,6 +32,8 @@ export interface LoginResult {
 export interface ClientInfo {
   ip: string;
   userAgent: string;
+  /** The request logging in: carried by the auth.login / auth.login_failed events. */
+  origin?: EventOrigin | undefined;
 }
 
 const authFailed = (reason: string, message = 'Invalid credentials') =>
@@ -96,11 +98,12 @@ export class AuthService {
     if (!user) {
       // Spend the same work as a real check so timing does not reveal which names exist.
       await this.deps.hasher.verify(DUMMY_HASH, password);
-      this.deps.events.announce('auth.login_failed', 'auth', {
-        username: loginName,
-        ip_address: client.ip,
-        reason: 'unknown_user',
-      });
+      this.deps.events.announce(
+        'auth.login_failed',
+        'auth',
+        { username: loginName, ip_address: client.ip, reason: 'unknown_user' },
+        { origin: client.origin },
+      );
       throw authFailed('invalid_credentials');
     }
     const now = nowIso();
@@ -118,13 +121,18 @@ export class AuthService {
         new Date(Date.now() + cfg.lockout_minutes * 60_000).toISOString(),
       );
       this.users.delete(user.id);
-      this.deps.events.announce('auth.login_failed', 'auth', {
-        user_id: user.id,
-        username: user.username,
-        ip_address: client.ip,
-        failed_login_attempts: attempts,
-        locked: lock,
-      });
+      this.deps.events.announce(
+        'auth.login_failed',
+        'auth',
+        {
+          user_id: user.id,
+          username: user.username,
+          ip_address: client.ip,
+          failed_login_attempts: attempts,
+          locked: lock,
+        },
+        { origin: client.origin },
+      );
       throw authFailed('invalid_credentials');
     }
     this.assertActive(await this.refreshSuspension(user));
@@ -147,7 +155,7 @@ export class AuthService {
       'auth.login',
       'auth',
       { user_id: user.id, username: user.username, session_id: session.id, ip_address: client.ip },
-      { actor: { id: user.id, username: user.username } },
+      { actor: { id: user.id, username: user.username }, origin: client.origin },
     );
     return this.issue(user, session.id, refreshToken);
   }
@@ -171,13 +179,13 @@ export class AuthService {
     return this.issue(user, session.id, next);
   }
 
-  async logout(principal: Principal): Promise<void> {
+  async logout(principal: Principal, origin?: EventOrigin): Promise<void> {
     if (principal.sessionId) await this.revokeSessions({ sessionId: principal.sessionId }, 'logout');
     this.deps.events.announce(
       'auth.logout',
       'auth',
       { user_id: principal.userId, username: principal.username, session_id: principal.sessionId ?? null },
-      { actor: { id: principal.userId, username: principal.username } },
+      { actor: { id: principal.userId, username: principal.username }, origin },
     );
   }
 

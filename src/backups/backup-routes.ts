@@ -5,6 +5,7 @@ import { access } from '../http/access.js';
 import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok } from '../http/envelope.js';
+import { requestOrigin } from '../kernel/platform-events.js';
 import type { Component } from './backup-manifest.js';
 import {
   AdminBackupView,
@@ -30,13 +31,17 @@ import {
   toComponents,
 } from './backup-views.js';
 
-const originOf = (request: FastifyRequest): BackupOrigin => ({
-  userId: request.principal?.userId ?? null,
-  username: request.principal?.username ?? 'anonymous',
-  ip: request.ip,
-  userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512),
-  requestId: request.id,
-});
+const originOf = (request: FastifyRequest): BackupOrigin => {
+  const origin = requestOrigin(request);
+  return {
+    userId: request.principal?.userId ?? null,
+    username: request.principal?.username ?? 'anonymous',
+    ip: origin.ipAddress,
+    userAgent: origin.userAgent,
+    requestId: origin.requestId,
+    correlationId: origin.correlationId,
+  };
+};
 
 const confirmRequired = (field: string) =>
   new AppError('VALIDATION_ERROR', `A restore replaces current data; set ${field} to true to go ahead`, {

@@ -10,7 +10,7 @@ import type { PlatformConfig } from '../config/config-schema.js';
 import type { ConfigService } from '../config/config-service.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
-import type { PlatformEvents } from '../kernel/platform-events.js';
+import type { EventOrigin, PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import { storableExcerpt } from '../kernel/storable-text.js';
 import type { LogStore } from '../logs/log-store.js';
@@ -45,6 +45,8 @@ export interface BackupOrigin {
   ip?: string | undefined;
   userAgent?: string | undefined;
   requestId?: string | undefined;
+  /** The request's `X-Correlation-ID`, carried by the events as their correlation id. */
+  correlationId?: string | undefined;
 }
 
 export interface CreateBackupInput {
@@ -466,7 +468,7 @@ export class BackupService implements PlatformService {
     await this.audit(origin, 'backup.create', row.id, data);
     this.deps.events.announce('backup.created', 'system', data, {
       actor: actorOf(origin),
-      requestId: origin.requestId,
+      origin: eventOriginOf(origin),
     });
   }
 
@@ -552,7 +554,7 @@ export class BackupService implements PlatformService {
     await this.audit(origin, 'backup.restore', archive.backup.id, { ...summary, status: 'completed' });
     this.deps.events.announce('backup.restored', 'system', summary, {
       actor: actorOf(origin),
-      requestId: origin.requestId,
+      origin: eventOriginOf(origin),
     });
     return {
       ...summary,
@@ -622,3 +624,14 @@ export class BackupService implements PlatformService {
 
 const actorOf = (origin: BackupOrigin) =>
   origin.userId ? { id: origin.userId, username: origin.username } : undefined;
+
+/** The request behind an operation, for its events; none for the scheduler's and the CLI's. */
+const eventOriginOf = (origin: BackupOrigin): EventOrigin | undefined =>
+  origin.requestId === undefined
+    ? undefined
+    : {
+        requestId: origin.requestId,
+        correlationId: origin.correlationId,
+        userAgent: origin.userAgent ?? '',
+        ipAddress: origin.ip ?? '',
+      };

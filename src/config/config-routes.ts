@@ -5,7 +5,8 @@ import { access } from '../http/access.js';
 import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, Timestamp } from '../http/envelope.js';
-import type { PlatformEvents } from '../kernel/platform-events.js';
+import { nestingRefusal } from '../http/json-body-parser.js';
+import { type PlatformEvents, requestOrigin } from '../kernel/platform-events.js';
 import { maskSecrets } from './config-masking.js';
 import { ConfigSchema } from './config-schema.js';
 import type { ConfigChange, ConfigService } from './config-service.js';
@@ -84,6 +85,11 @@ export function registerConfigRoutes(
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
       const text = body as string;
+      const tooDeep = nestingRefusal(text);
+      if (tooDeep) {
+        done(tooDeep, undefined);
+        return;
+      }
       try {
         done(null, JSON.parse(text));
       } catch {
@@ -129,7 +135,7 @@ function routes(app: App, deps: { config: ConfigService; audit: AuditLog; events
       { ...change, config_version },
       {
         actor: request.principal && { id: request.principal.userId, username: request.principal.username },
-        requestId: request.id,
+        origin: requestOrigin(request),
       },
     );
   };

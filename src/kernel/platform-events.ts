@@ -1,4 +1,43 @@
 import { EventEmitter } from 'node:events';
+import type { FastifyRequest } from 'fastify';
+import { storableText } from './storable-text.js';
+
+/**
+ * Where a platform event came from: the HTTP request that caused it. Stored as the event's
+ * `metadata.request_id`, `correlation_id` (the request's `X-Correlation-ID`, else its request id),
+ * `user_agent` and `ip_address`, as for an event emitted through `POST /api/v1/events`.
+ * Events the platform raises by itself (a task, a retention job, a scheduled backup) have none.
+ */
+export interface EventOrigin {
+  requestId: string;
+  correlationId?: string | undefined;
+  userAgent: string;
+  ipAddress: string;
+}
+
+/**
+ * The origin of an event caused by `request`: its id, `X-Correlation-ID` (as `POST /api/v1/events` reads it),
+ * user agent and client address (`request.ip`, which honours `server.trusted_proxies`). Built from fields
+ * Fastify already holds, so it costs nothing on requests that announce no event.
+ */
+export function requestOrigin(request: Pick<FastifyRequest, 'id' | 'ip' | 'headers'>): EventOrigin {
+  const correlation = request.headers['x-correlation-id'];
+  return {
+    requestId: request.id,
+    correlationId:
+      typeof correlation === 'string' && correlation ? storableText(correlation.slice(0, 128)) : undefined,
+    userAgent: storableText(String(request.headers['user-agent'] ?? '').slice(0, 512)),
+    ipAddress: request.ip,
+  };
+}
+
+/** Who caused a platform event and, when a request did, which one (`origin`). */
+export interface AnnounceContext {
+  actor?: { id: string; username: string } | undefined;
+  /** The request id alone; superseded by `origin`, which carries it too. */
+  requestId?: string | undefined;
+  origin?: EventOrigin | undefined;
+}
 
 /**
  * Internal events, one typed map: emitting an unknown name or a wrong payload does not compile.
@@ -11,6 +50,8 @@ export interface PlatformEventMap {
     data: Record<string, unknown>;
     actor?: { id: string; username: string } | undefined;
     requestId?: string | undefined;
+    /** The request that caused the event; absent for events the platform raises by itself. */
+    origin?: EventOrigin | undefined;
   };
 }
 
@@ -32,13 +73,23 @@ export class PlatformEvents {
     return () => this.emitter.off(name, listener);
   }
 
-  /** Shorthand for the platform's own events: `system.config.updated`, `auth.login`, … */
+  /**
+   * Shorthand for the platform's own events: `system.config.updated`, `auth.login`, … A call made while
+   * serving a request passes `origin: requestOrigin(request)`.
+   */
   announce(
     type: string,
     source: 'system' | 'auth' | `plugin:${string}`,
     data: Record<string, unknown>,
-    context: { actor?: { id: string; username: string } | undefined; requestId?: string | undefined } = {},
+    context: AnnounceContext = {},
   ): void {
-    this.emit('platform.event', { type, source, data, actor: context.actor, requestId: context.requestId });
+    this.emit('platform.event', {
+      type,
+      source,
+      data,
+      actor: context.actor,
+      requestId: context.origin?.requestId ?? context.requestId,
+      origin: context.origin,
+    });
   }
 }

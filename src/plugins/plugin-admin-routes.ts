@@ -8,6 +8,7 @@ import { access } from '../http/access.js';
 import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { done, Envelope, MessageOnly, ok } from '../http/envelope.js';
+import { requestOrigin } from '../kernel/platform-events.js';
 import { TaskView } from '../tasks/task-view.js';
 import type { PluginLogBook } from './plugin-log-book.js';
 import type { Actor, PluginManager } from './plugin-manager.js';
@@ -42,6 +43,7 @@ export const actorOf = (request: FastifyRequest): Actor => ({
     ? { id: request.principal.userId, username: request.principal.username }
     : undefined,
   requestId: request.id,
+  origin: requestOrigin(request),
 });
 
 /** The list item of one plugin, as mutations answer it. */

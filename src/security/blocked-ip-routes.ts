@@ -13,7 +13,7 @@ import {
   pagination,
   Timestamp,
 } from '../http/envelope.js';
-import type { PlatformEvents } from '../kernel/platform-events.js';
+import { type EventOrigin, type PlatformEvents, requestOrigin } from '../kernel/platform-events.js';
 import type { NewAlert } from './alert-store.js';
 import { type BlockedIpRow, type BlockedIps, parseRangeInput } from './blocked-ips.js';
 import { buildBlockList, displayRange, matches, parseCidr } from './ip-ranges.js';
@@ -76,7 +76,7 @@ export function registerBlockedIpRoutes(
     audit: AuditLog;
     events: PlatformEvents;
     /** Where `notify_admins: true` raises its alert (the security module's alerts). */
-    alerts?: { raise(alert: NewAlert): Promise<unknown> } | undefined;
+    alerts?: { raise(alert: NewAlert, origin?: EventOrigin): Promise<unknown> } | undefined;
   },
 ): void {
   app.post(
@@ -142,19 +142,22 @@ export function registerBlockedIpRoutes(
           blocked_by: principal.username,
           notify_admins: body.notify_admins ?? false,
         },
-        { actor: { id: principal.userId, username: principal.username }, requestId: request.id },
+        { actor: { id: principal.userId, username: principal.username }, origin: requestOrigin(request) },
       );
       if (body.notify_admins && deps.alerts) {
         // An alert is how admins are told: it is listed under security alerts and announced as security.alert.
-        await deps.alerts.raise({
-          type: 'ip_blocked',
-          severity: 'medium',
-          title: `${shown.ip_address} was blocked by ${principal.username}`,
-          description: row.reason || 'No reason given',
-          affectedResources: [`ip:${shown.ip_address}`],
-          metadata: { cidr: row.cidr, expires_at: row.expires_at, blocked_by: principal.username },
-          dedupeKey: `ip_blocked:${row.cidr}`,
-        });
+        await deps.alerts.raise(
+          {
+            type: 'ip_blocked',
+            severity: 'medium',
+            title: `${shown.ip_address} was blocked by ${principal.username}`,
+            description: row.reason || 'No reason given',
+            affectedResources: [`ip:${shown.ip_address}`],
+            metadata: { cidr: row.cidr, expires_at: row.expires_at, blocked_by: principal.username },
+            dedupeKey: `ip_blocked:${row.cidr}`,
+          },
+          requestOrigin(request),
+        );
       }
       return reply.code(created ? 201 : 200).send(ok(request, { blocked_ip: shown }));
     },

@@ -1,5 +1,5 @@
 import { AppError, notFound } from '../http/app-error.js';
-import type { PlatformEvents } from '../kernel/platform-events.js';
+import type { EventOrigin, PlatformEvents } from '../kernel/platform-events.js';
 import type { AlertFilter, AlertRow, AlertStore, NewAlert } from './alert-store.js';
 
 export function alertView(row: AlertRow) {
@@ -38,19 +38,25 @@ export class SecurityAlerts {
     private readonly events: PlatformEvents,
   ) {}
 
-  async raise(alert: NewAlert): Promise<AlertView> {
+  /** `origin`: the request that caused the alert (a failed login, a block), carried by `security.alert`. */
+  async raise(alert: NewAlert, origin?: EventOrigin): Promise<AlertView> {
     const { row, created } = await this.store.raise(alert);
     const view = alertView(row);
     if (created) {
       this.raisedCount += 1;
-      this.events.announce('security.alert', 'system', {
-        alert_id: view.id,
-        type: view.type,
-        severity: view.severity,
-        title: view.title,
-        description: view.description,
-        affected_resources: view.affected_resources,
-      });
+      this.events.announce(
+        'security.alert',
+        'system',
+        {
+          alert_id: view.id,
+          type: view.type,
+          severity: view.severity,
+          title: view.title,
+          description: view.description,
+          affected_resources: view.affected_resources,
+        },
+        { origin },
+      );
     }
     return view;
   }

@@ -127,39 +127,45 @@ export class SecurityMonitor implements PlatformService {
     const since = new Date(Date.now() - cfg.brute_force_window_minutes * 60_000).toISOString();
     const onAccount = await this.deps.failedLogins.countSince(since, { username });
     if (username && onAccount >= cfg.brute_force_account_threshold) {
-      await this.deps.alerts.raise({
-        type: 'brute_force_account',
-        severity: 'high',
-        title: `Repeated failed logins on account '${username}'`,
-        description: `${onAccount} failed logins for '${username}' within ${cfg.brute_force_window_minutes} minutes (threshold ${cfg.brute_force_account_threshold}).`,
-        affectedResources: [`user:${username}`],
-        metadata: {
-          username,
-          user_id: text(event.data['user_id']) ?? null,
-          failed_attempts: onAccount,
-          window_minutes: cfg.brute_force_window_minutes,
-          last_ip_address: ip,
+      await this.deps.alerts.raise(
+        {
+          type: 'brute_force_account',
+          severity: 'high',
+          title: `Repeated failed logins on account '${username}'`,
+          description: `${onAccount} failed logins for '${username}' within ${cfg.brute_force_window_minutes} minutes (threshold ${cfg.brute_force_account_threshold}).`,
+          affectedResources: [`user:${username}`],
+          metadata: {
+            username,
+            user_id: text(event.data['user_id']) ?? null,
+            failed_attempts: onAccount,
+            window_minutes: cfg.brute_force_window_minutes,
+            last_ip_address: ip,
+          },
+          dedupeKey: `brute_force_account:${username}`,
         },
-        dedupeKey: `brute_force_account:${username}`,
-      });
+        event.origin,
+      );
     }
     const fromIp = ip ? await this.deps.failedLogins.countSince(since, { ipAddress: ip }) : 0;
     if (ip && fromIp >= cfg.brute_force_ip_threshold) {
       const usernames = await this.deps.failedLogins.usernamesFrom(ip, since);
-      await this.deps.alerts.raise({
-        type: 'brute_force_ip',
-        severity: 'high',
-        title: `Repeated failed logins from ${ip}`,
-        description: `${fromIp} failed logins from ${ip} within ${cfg.brute_force_window_minutes} minutes across ${usernames.length} account(s) (threshold ${cfg.brute_force_ip_threshold}).`,
-        affectedResources: [`ip:${ip}`],
-        metadata: {
-          ip_address: ip,
-          failed_attempts: fromIp,
-          window_minutes: cfg.brute_force_window_minutes,
-          usernames_tried: usernames,
+      await this.deps.alerts.raise(
+        {
+          type: 'brute_force_ip',
+          severity: 'high',
+          title: `Repeated failed logins from ${ip}`,
+          description: `${fromIp} failed logins from ${ip} within ${cfg.brute_force_window_minutes} minutes across ${usernames.length} account(s) (threshold ${cfg.brute_force_ip_threshold}).`,
+          affectedResources: [`ip:${ip}`],
+          metadata: {
+            ip_address: ip,
+            failed_attempts: fromIp,
+            window_minutes: cfg.brute_force_window_minutes,
+            usernames_tried: usernames,
+          },
+          dedupeKey: `brute_force_ip:${ip}`,
         },
-        dedupeKey: `brute_force_ip:${ip}`,
-      });
+        event.origin,
+      );
     }
   }
 
@@ -169,18 +175,21 @@ export class SecurityMonitor implements PlatformService {
     const username = text(event.data['username']) ?? '?';
     const userId = text(event.data['user_id']) ?? '';
     const by = event.actor?.username ?? 'the platform';
-    await this.deps.alerts.raise({
-      type: event.type === 'user.created' ? 'new_admin_user' : 'admin_role_granted',
-      severity: 'medium',
-      title:
-        event.type === 'user.created'
-          ? `New administrator '${username}' created`
-          : `Administrator role granted to '${username}'`,
-      description: `${by} gave '${username}' the admin role. Confirm this was intended.`,
-      affectedResources: [`user:${username}`],
-      metadata: { user_id: userId, username, actor: by, request_id: event.requestId ?? null },
-      dedupeKey: `new_admin:${userId}:${event.requestId ?? Date.now()}`,
-    });
+    await this.deps.alerts.raise(
+      {
+        type: event.type === 'user.created' ? 'new_admin_user' : 'admin_role_granted',
+        severity: 'medium',
+        title:
+          event.type === 'user.created'
+            ? `New administrator '${username}' created`
+            : `Administrator role granted to '${username}'`,
+        description: `${by} gave '${username}' the admin role. Confirm this was intended.`,
+        affectedResources: [`user:${username}`],
+        metadata: { user_id: userId, username, actor: by, request_id: event.requestId ?? null },
+        dedupeKey: `new_admin:${userId}:${event.requestId ?? Date.now()}`,
+      },
+      event.origin,
+    );
   }
 
   private async onPlugin(event: PlatformEvent): Promise<void> {
@@ -191,15 +200,18 @@ export class SecurityMonitor implements PlatformService {
     const plugin =
       text(event.data['plugin_id']) ?? text(event.data['name']) ?? event.source.replace(/^plugin:/, '');
     const version = text(event.data['version']) ?? '';
-    await this.deps.alerts.raise({
-      type: 'plugin_wildcard_permissions',
-      severity: 'high',
-      title: `Plugin '${plugin}' has wildcard permissions`,
-      description: `Plugin '${plugin}'${version ? ` ${version}` : ''} was ${event.type === 'plugin.installed' ? 'installed' : 'updated'} with permissions ${wide.join(', ')}, which grant every operation of their area.`,
-      affectedResources: [`plugin:${plugin}`],
-      metadata: { plugin_id: plugin, version, permissions, wildcard_permissions: wide },
-      dedupeKey: `plugin_wildcard:${plugin}`,
-    });
+    await this.deps.alerts.raise(
+      {
+        type: 'plugin_wildcard_permissions',
+        severity: 'high',
+        title: `Plugin '${plugin}' has wildcard permissions`,
+        description: `Plugin '${plugin}'${version ? ` ${version}` : ''} was ${event.type === 'plugin.installed' ? 'installed' : 'updated'} with permissions ${wide.join(', ')}, which grant every operation of their area.`,
+        affectedResources: [`plugin:${plugin}`],
+        metadata: { plugin_id: plugin, version, permissions, wildcard_permissions: wide },
+        dedupeKey: `plugin_wildcard:${plugin}`,
+      },
+      event.origin,
+    );
   }
 
   /** Counts a response (onResponse hook) for the `server_errors` rule; see ServerErrorRule. */

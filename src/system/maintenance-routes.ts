@@ -3,7 +3,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, Timestamp } from '../http/envelope.js';
-import type { PlatformEvents } from '../kernel/platform-events.js';
+import { type PlatformEvents, requestOrigin } from '../kernel/platform-events.js';
 import type { Maintenance } from './maintenance.js';
 
 const MaintenanceView = Type.Object({
@@ -75,7 +75,7 @@ export function registerMaintenanceRoutes(
         },
         {
           actor: { id: request.principal!.userId, username: request.principal!.username },
-          requestId: request.id,
+          origin: requestOrigin(request),
         },
       );
       return ok(request, state);

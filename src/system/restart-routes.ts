@@ -3,6 +3,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, Timestamp } from '../http/envelope.js';
+import { requestOrigin } from '../kernel/platform-events.js';
 import type { SystemRestart } from './restart.js';
 
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
@@ -71,7 +72,7 @@ export function registerRestartRoutes(app: App, deps: { restart: SystemRestart; 
           arrivedAt: Date.now() - reply.elapsedTime,
         },
         { id: p.userId, username: p.username },
-        request.id,
+        requestOrigin(request),
       );
       await deps.audit.record(request, {
         action: 'system.restart',

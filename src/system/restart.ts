@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import { AppError } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
-import type { PlatformEvents } from '../kernel/platform-events.js';
+import type { EventOrigin, PlatformEvents } from '../kernel/platform-events.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
 import type { RestartGate } from './restart-gate.js';
 
@@ -68,7 +68,7 @@ export class SystemRestart {
   schedule(
     input: { reason: string; delaySeconds: number; notifyUsers: boolean; arrivedAt?: number },
     actor: { id: string; username: string },
-    requestId: string,
+    origin: EventOrigin,
   ): RestartState {
     if (this.state.status === 'scheduled' || this.state.status === 'restarting') {
       throw new AppError('RESOURCE_CONFLICT', `A restart is already ${this.state.status}`, {
@@ -103,7 +103,7 @@ export class SystemRestart {
           scheduled_for: this.state.scheduled_for,
           requested_by: actor.username,
         },
-        { actor, requestId },
+        { actor, origin },
       );
     }
     this.timer = setTimeout(() => {

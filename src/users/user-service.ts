@@ -8,7 +8,7 @@ import { hasPermission } from '../auth/principal.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
-import type { PlatformEvents } from '../kernel/platform-events.js';
+import { type PlatformEvents, requestOrigin } from '../kernel/platform-events.js';
 import { passwordResetMail, suspensionMail, welcomeMail } from '../mail/account-mails.js';
 import type { MailOutcome } from '../mail/mail-message.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -449,7 +449,7 @@ export class UserService {
     const p = request.principal;
     this.deps.events.announce(type, 'system', data, {
       actor: p && { id: p.userId, username: p.username },
-      requestId: request.id,
+      origin: requestOrigin(request),
     });
   }
 }
