@@ -4,7 +4,7 @@ import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
-import type { PlatformEvents } from '../kernel/platform-events.js';
+import type { EventOrigin, PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { PluginSubscriptions } from '../webhooks/plugin-subscriptions.js';
 import type { CapabilityServices } from './plugin-capabilities.js';
@@ -32,6 +32,8 @@ const CHANGED_CHANNEL = 'plugins.changed';
 export interface Actor {
   actor?: { id: string; username: string } | undefined;
   requestId?: string | undefined;
+  /** The request that asked for the change: carried by the events it causes. */
+  origin?: EventOrigin | undefined;
 }
 
 export interface PluginManagerDeps {
@@ -398,7 +400,7 @@ export class PluginManager implements PlatformService {
   }
 
   /** Loads an installed row here: its package is unpacked from the database first when this machine lacks it. */
-  async load(row: PluginRow): Promise<PluginRuntime> {
+  async load(row: PluginRow, who: Actor = {}): Promise<PluginRuntime> {
     await this.unload(row.id);
     const manifest = parseManifestColumn(row);
     const dir = await this.deps.packages.ensure(
@@ -435,9 +437,34 @@ export class PluginManager implements PlatformService {
       'plugin.loaded',
       `plugin:${row.id}`,
       { plugin_id: row.id, version: row.version, isolation: runtime.isolation },
-      {},
+      // plugin.loaded is the plugin's own event: no actor, but the request that loaded it, if one did.
+      { origin: who.origin },
     );
     return runtime;
+  }
+
+  /**
+   * After an interrupted update was undone underneath (its row put back): records why in the plugin's logs, loads
+   * the plugin here when it should run (a failure puts it in `error`) and tells the other instances. Before this
+   * service starts (the task runner's sweep at start-up) the row is only announced: `start` loads it. Call it
+   * inside `exclusive`.
+   */
+  async restored(id: string, message: string): Promise<void> {
+    this.deps.logBook.write(id, 'warn', message);
+    const row = await this.row(id);
+    if (this.running && row.enabled === 1 && row.status === 'active') {
+      try {
+        await this.load(row);
+      } catch (err) {
+        await this.putInError(
+          id,
+          `could not be loaded after an interrupted update: ${(err as Error).message}`,
+          false,
+        );
+        return;
+      }
+    }
+    await this.changed(id);
   }
 
   /** Announces a change of the plugin's row to the other instances, and refreshes the counts. */
@@ -452,7 +479,11 @@ export class PluginManager implements PlatformService {
     data: Record<string, unknown>,
     who: Actor,
   ): void {
-    this.deps.events.announce(type, source, data, { actor: who.actor, requestId: who.requestId });
+    this.deps.events.announce(type, source, data, {
+      actor: who.actor,
+      requestId: who.requestId,
+      origin: who.origin,
+    });
   }
 
   installed(rows: PluginRow[]): Map<string, InstalledPlugin> {
@@ -477,7 +508,7 @@ export class PluginManager implements PlatformService {
   /** Loads the plugin; when that fails it is recorded in `error` everywhere. Resolves to whether it runs. */
   private async loadOrFail(row: PluginRow, who: Actor): Promise<boolean> {
     try {
-      await this.load(row);
+      await this.load(row, who);
       return true;
     } catch (err) {
       await this.putInError(row.id, (err as Error).message, false, undefined, who);

@@ -1,12 +1,14 @@
 import semver from 'semver';
 import { AppError } from '../http/app-error.js';
-import type { TaskContext, TaskRunner } from '../tasks/task-runner.js';
-import { validateConfig } from './plugin-config.js';
+import { newId } from '../kernel/new-id.js';
+import type { EventOrigin } from '../kernel/platform-events.js';
+import type { InterruptedTask, TaskContext, TaskRunner } from '../tasks/task-runner.js';
+import { maskConfig, validateConfig } from './plugin-config.js';
 import { type Actor, type PluginManager, parseConfigColumn, parseManifestColumn } from './plugin-manager.js';
 import type { PluginPackages } from './plugin-packages.js';
 import type { PluginRepositories } from './plugin-repositories.js';
 import { checkDependencies, checkPlatformVersion } from './plugin-resolver.js';
-import type { PluginRow, PluginStore } from './plugin-store.js';
+import type { PluginRow, PluginStatus, PluginStore } from './plugin-store.js';
 
 export const PLUGIN_UPDATE = 'plugin_update';
 const STEPS = ['download', 'verify', 'backup', 'stop', 'install', 'start', 'health_check'] as const;
@@ -15,6 +17,20 @@ export interface UpdateRequest {
   version: string;
   backup_current: boolean;
   restart_after_update: boolean;
+}
+
+/**
+ * What an update puts back when it is interrupted (its process died): recorded in the task's details, and
+ * stored, before the plugin is marked `updating`. The configuration is kept with its secrets masked (the
+ * details are readable through the tasks API); they keep the value stored in the row.
+ */
+interface RestorePoint {
+  version: string;
+  previous_version: string | null;
+  sha256: string;
+  status: PluginStatus;
+  enabled: number;
+  config: Record<string, unknown>;
 }
 
 interface Deps {
@@ -33,8 +49,14 @@ interface Deps {
  * started again, and the task fails saying so.
  */
 export class PluginUpdates {
+  /** The request behind each update task started here, for the events of the run (kept only while it runs). */
+  private readonly origins = new Map<string, EventOrigin>();
+
   constructor(private readonly deps: Deps) {
-    deps.tasks.registerType(PLUGIN_UPDATE, (task) => this.run(task), { steps: STEPS });
+    deps.tasks.registerType(PLUGIN_UPDATE, (task) => this.run(task), {
+      steps: STEPS,
+      onInterrupted: (task) => this.recoverInterrupted(task),
+    });
   }
 
   /**
@@ -49,21 +71,32 @@ export class PluginUpdates {
           details: { plugin: id },
         });
       }
-      await this.settleInterrupted(id, who);
+      // Left `updating` and not put back (an update older than its restore point, or a failed recovery).
+      await this.deps.manager.exclusive(id, async () =>
+        this.putBack(id, await this.lastRestorePoint(id), 'an earlier update was interrupted'),
+      );
     }
-    return this.deps.tasks.start(
-      PLUGIN_UPDATE,
-      {
-        plugin_id: id,
-        current_version: row.version,
-        target_version: request.version,
-        backup_current: request.backup_current,
-        restart_after_update: request.restart_after_update,
-        requested_by: who.actor?.username ?? null,
-        request_id: who.requestId ?? null,
-      },
-      { actor: who.actor },
-    );
+    // The id is chosen here so the run finds its request's origin whenever it starts.
+    const taskId = newId('task');
+    if (who.origin) this.origins.set(taskId, who.origin);
+    try {
+      return await this.deps.tasks.start(
+        PLUGIN_UPDATE,
+        {
+          plugin_id: id,
+          current_version: (await this.deps.manager.row(id)).version,
+          target_version: request.version,
+          backup_current: request.backup_current,
+          restart_after_update: request.restart_after_update,
+          requested_by: who.actor?.username ?? null,
+          request_id: who.requestId ?? null,
+        },
+        { actor: who.actor, id: taskId },
+      );
+    } catch (err) {
+      this.origins.delete(taskId);
+      throw err;
+    }
   }
 
   /** Whether a `plugin_update` task of this plugin is running (here or on another instance). */
@@ -81,21 +114,112 @@ export class PluginUpdates {
   }
 
   /**
-   * A row left `updating` with no update task running: the process died mid-update (its task then fails as
-   * interrupted). The row holds whichever version the update had recorded, with its package kept in the
-   * database; the plugin goes back to running when it was enabled (`installed` otherwise), so a new update
-   * starts from a settled plugin.
+   * The task runner's recovery of an update whose process died (or stopped) mid-run, once its task has been
+   * failed as interrupted: a plugin the run left `updating` is put back as it was before the update.
    */
-  private async settleInterrupted(id: string, who: Actor): Promise<void> {
+  private async recoverInterrupted(task: InterruptedTask): Promise<void> {
+    const id = task.details['plugin_id'];
+    if (typeof id !== 'string') return;
+    const target = task.details['target_version'];
+    await this.deps.manager.exclusive(id, () =>
+      this.putBack(
+        id,
+        restorePointOf(task.details),
+        `the update${typeof target === 'string' ? ` to ${target}` : ''} (task ${task.id}) was interrupted`,
+        task.id,
+      ),
+    );
+  }
+
+  /**
+   * Puts a plugin left `updating` with no update running back as it was before the update: the version
+   * (whose package the update kept), configuration, status and `enabled` of its restore point, running again
+   * when it ran. Without a restore point (recorded only since updates record one) it keeps the version the row
+   * holds and runs when it is enabled (`installed` otherwise). Logged in the plugin's logs and announced as
+   * `plugin.error` with `reason: update_interrupted`. Call it inside `exclusive`.
+   */
+  private async putBack(
+    id: string,
+    point: RestorePoint | undefined,
+    what: string,
+    taskId?: string,
+  ): Promise<void> {
     const { manager, store } = this.deps;
-    const row = await manager.row(id);
-    if (row.status !== 'updating') return;
-    if (row.enabled === 1) {
-      await manager.enable(id, who);
+    const row = await store.find(id);
+    if (row?.status !== 'updating') return;
+    await manager.unload(id);
+    const interruptedVersion = row.version;
+    let restored: Partial<PluginRow>;
+    if (point) {
+      const previous = point.version === row.version ? undefined : await this.previousPackage(id, point);
+      const manifest = previous ? previous.manifest : row.manifest;
+      const versionBack = point.version === row.version || previous !== undefined;
+      restored = {
+        ...(versionBack
+          ? {
+              version: point.version,
+              previous_version: point.previous_version,
+              sha256: previous?.sha256 ?? row.sha256,
+              manifest,
+            }
+          : {}),
+        config: JSON.stringify(restoredConfig(manifest, point.config, parseConfigColumn(row))),
+        status: point.status === 'updating' ? 'installed' : point.status,
+        enabled: point.enabled,
+        error: point.status === 'error' ? row.error : null,
+      };
     } else {
-      await store.update(id, { status: 'installed', error: null });
-      await manager.changed(id);
+      restored = { status: row.enabled === 1 ? 'active' : 'installed', error: null };
     }
+    await store.update(id, restored);
+    const version = restored.version ?? row.version;
+    await manager.restored(id, `${what}; put back to ${version} (${restored.status})`);
+    manager.announce(
+      'plugin.error',
+      `plugin:${id}`,
+      {
+        plugin_id: id,
+        version: interruptedVersion,
+        error: what,
+        reason: 'update_interrupted',
+        rolled_back_to: version,
+        status: (await manager.row(id)).status,
+        ...(taskId ? { task_id: taskId } : {}),
+      },
+      {},
+    );
+  }
+
+  /** The package of the version to put back (kept by the update), or undefined when it is gone. */
+  private async previousPackage(
+    id: string,
+    point: RestorePoint,
+  ): Promise<{ manifest: string; sha256: string } | undefined> {
+    const stored = await this.deps.store.loadPackage(id, point.version);
+    if (!stored) return undefined;
+    try {
+      const candidate = await this.deps.packages.read(stored.archive, stored.sha256);
+      if (candidate.manifest.name !== id || candidate.manifest.version !== point.version) return undefined;
+      return { manifest: JSON.stringify(candidate.manifest), sha256: candidate.sha256 };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The restore point of the plugin's newest update task, if that one was interrupted and recorded one. */
+  private async lastRestorePoint(id: string): Promise<RestorePoint | undefined> {
+    for (let page = 1; page <= 10; page++) {
+      const { tasks } = await this.deps.tasks.list({ type: PLUGIN_UPDATE, page, perPage: 100 });
+      const last = tasks.find((t) => (t.details as { plugin_id?: unknown }).plugin_id === id);
+      // Only the point of an update that was interrupted: one that ended otherwise put the plugin back itself.
+      if (last) {
+        return last.status === 'failed' && last.error === 'interrupted'
+          ? restorePointOf(last.details as Record<string, unknown>)
+          : undefined;
+      }
+      if (tasks.length < 100) return undefined;
+    }
+    return undefined;
   }
 
   private async run(task: TaskContext): Promise<Record<string, unknown>> {
@@ -108,7 +232,8 @@ export class PluginUpdates {
       request_id: string | null;
     };
     const { manager } = this.deps;
-    const who: Actor = { requestId: d.request_id ?? undefined };
+    const who: Actor = { requestId: d.request_id ?? undefined, origin: this.origins.get(task.taskId) };
+    this.origins.delete(task.taskId);
     return manager.exclusive(d.plugin_id, async () => {
       const before = await manager.row(d.plugin_id);
       const wasRunning = before.enabled === 1 && before.status === 'active';
@@ -167,7 +292,18 @@ export class PluginUpdates {
       task.step('verify', 'completed');
 
       task.step('backup', 'running');
-      // The running version's folder and archive stay where they are until the new version runs.
+      // The running version's folder and archive stay where they are until the new version runs. What to put
+      // back if this process dies from here on is stored before the plugin is touched (`recoverInterrupted`).
+      const restore: RestorePoint = {
+        version: before.version,
+        previous_version: before.previous_version,
+        sha256: before.sha256,
+        status: before.status as PluginStatus,
+        enabled: before.enabled,
+        config: maskConfig(parseManifestColumn(before).config_schema, parseConfigColumn(before)),
+      };
+      task.setDetails({ restore });
+      await task.save();
       task.log('info', `kept ${d.plugin_id}@${before.version} for a rollback`);
       task.step('backup', 'completed');
 
@@ -190,7 +326,7 @@ export class PluginUpdates {
           enabled: before.enabled,
           error: null,
         });
-        if (wasRunning) await manager.load(await manager.row(d.plugin_id)).catch(() => undefined);
+        if (wasRunning) await manager.load(await manager.row(d.plugin_id), who).catch(() => undefined);
         await manager.changed(d.plugin_id);
         manager.announce(
           'plugin.error',
@@ -228,7 +364,7 @@ export class PluginUpdates {
       let after: PluginRow = await manager.row(d.plugin_id);
       if (start) {
         try {
-          await manager.load(after);
+          await manager.load(after, who);
         } catch (err) {
           return rollback(`${manifest.version} failed to start: ${(err as Error).message}`);
         }
@@ -288,5 +424,42 @@ export class PluginUpdates {
         health: runtime?.health() ?? 'unknown',
       };
     });
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The restore point an update task recorded in its details, when it is whole. */
+function restorePointOf(details: Record<string, unknown>): RestorePoint | undefined {
+  const p = details['restore'];
+  if (!isObject(p)) return undefined;
+  if (typeof p['version'] !== 'string' || typeof p['sha256'] !== 'string' || typeof p['status'] !== 'string')
+    return undefined;
+  return {
+    version: p['version'],
+    previous_version: typeof p['previous_version'] === 'string' ? p['previous_version'] : null,
+    sha256: p['sha256'],
+    status: p['status'] as PluginStatus,
+    enabled: p['enabled'] === 1 ? 1 : 0,
+    config: isObject(p['config']) ? p['config'] : {},
+  };
+}
+
+/**
+ * The configuration to put back: the restore point's (its masked secrets taking the value stored now), valid
+ * for the manifest put back; the configuration stored now when it is not.
+ */
+function restoredConfig(
+  manifestText: string,
+  point: Record<string, unknown>,
+  current: Record<string, unknown>,
+): Record<string, unknown> {
+  try {
+    const schema =
+      (JSON.parse(manifestText) as { config_schema?: Record<string, unknown> }).config_schema ?? {};
+    return validateConfig(schema, point, current);
+  } catch {
+    return current;
   }
 }

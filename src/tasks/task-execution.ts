@@ -150,6 +150,17 @@ export class TaskExecution {
     return new Date(this.startedAtMs + elapsed / this.progress).toISOString();
   }
 
+  /** Writes whatever is pending now and waits for it (writes behind go on afterwards). */
+  async save(): Promise<void> {
+    if (this.final || this.detached) return;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    while (this.flushing !== undefined) await this.flushing;
+    if (this.dirty) await this.flush(true);
+  }
+
   /**
    * Writes whatever is pending and waits for it; from then on nothing is written behind, so the final status
    * and the last lines are written together by the caller.

@@ -40,6 +40,19 @@ export interface TaskContext {
   log(level: TaskLogLevel, message: string): void;
   /** Merges fields into the task's details (shown to clients; a resumable type keeps its checkpoint here). */
   setDetails(patch: Record<string, unknown>): void;
+  /**
+   * Writes the details (and progress, logs) now instead of shortly after: for a handler that must know what it
+   * recorded is stored before it goes on (what `onInterrupted` needs to undo its next step).
+   */
+  save(): Promise<void>;
+}
+
+/** A task of the type that was failed as interrupted: its instance died or stopped while it ran. */
+export interface InterruptedTask {
+  readonly id: string;
+  readonly type: string;
+  /** The details as last stored by the run that was interrupted. */
+  readonly details: Readonly<Record<string, unknown>>;
 }
 
 /** Runs one task; what it returns becomes the task's `result`. Throwing fails the task with the error's message. */
@@ -55,6 +68,13 @@ export interface TaskTypeOptions {
   resumable?: boolean;
   /** Step names shown as `pending` from the start. */
   steps?: readonly string[];
+  /**
+   * Called once a task of this (non-resumable) type that was running when its instance died or stopped has
+   * been failed as "interrupted", by the instance that failed it (at its start, or when the lease expired):
+   * the place to put back what the interrupted run left half done. It runs during the sweep, before the
+   * services that depend on the task runner start; a failure is recorded as an error of the task runner.
+   */
+  onInterrupted?: (task: InterruptedTask) => Promise<void> | void;
 }
 
 export interface TaskActor {
@@ -413,7 +433,31 @@ export class TaskRunner {
           },
         ]);
         this.announce('task.failed', row.id, row.type, { error: 'interrupted' }, undefined);
+        await this.recover(def, row);
       }
+    }
+  }
+
+  /** Runs the type's `onInterrupted` for a task just failed as interrupted; a failure is reported, not thrown. */
+  private async recover(def: TaskType | undefined, row: TaskRow): Promise<void> {
+    const hook = def?.options.onInterrupted;
+    if (!hook) return;
+    let details: Record<string, unknown> = {};
+    try {
+      const parsed = JSON.parse(row.details) as unknown;
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+        details = parsed as Record<string, unknown>;
+    } catch {
+      // Unreadable details: the hook gets none.
+    }
+    try {
+      await hook({ id: row.id, type: row.type, details });
+    } catch (err) {
+      this.deps.reportError(err);
+      this.deps.log.warn(
+        { err, task_id: row.id, task_type: row.type },
+        'recovery of an interrupted task failed',
+      );
     }
   }
 
@@ -463,6 +507,7 @@ export class TaskRunner {
         this.deps.log.debug({ task_id: row.id, task_type: row.type }, message);
       },
       setDetails: (patch) => execution.setDetails(patch),
+      save: () => execution.save(),
     };
     execution.done = (async () => {
       let outcome: { ok: true; result: Record<string, unknown> | undefined } | { ok: false; error: unknown };
@@ -558,12 +603,23 @@ export class TaskRunner {
     );
   }
 
-  /** A run stopped by shutdown: a resumable task is released for the next instance, any other one fails. */
+  /**
+   * A run stopped by shutdown: a resumable task is released for the next instance, any other one fails. A task
+   * whose type has recovery to do (`onInterrupted`) is released too, and failed by the next sweep (here at the
+   * next start, or on another instance), which runs the recovery once the run can no longer go on.
+   */
   private async settleInterrupted(execution: TaskExecution): Promise<void> {
     const now = nowIso();
-    const resumable = this.types.get(execution.type)?.options.resumable === true;
-    if (resumable) {
-      execution.log('warning', 'interrupted by shutdown; it resumes when an instance starts', now);
+    const options = this.types.get(execution.type)?.options;
+    const resumable = options?.resumable === true;
+    if (resumable || options?.onInterrupted) {
+      execution.log(
+        'warning',
+        resumable
+          ? 'interrupted by shutdown; it resumes when an instance starts'
+          : 'interrupted by shutdown; an instance that starts fails it and puts back what it left half done',
+        now,
+      );
       await this.deps.store.updateOwned(execution.id, execution.claim, {
         progress: execution.progress,
         details: JSON.stringify(execution.details),
