@@ -4,6 +4,7 @@ import type { FastifyServerOptions } from 'fastify';
 const require = createRequire(import.meta.url);
 
 type Compile = (routeSchema: unknown) => unknown;
+type AjvOptions = { customOptions?: Record<string, unknown> } & Record<string, unknown>;
 type BuildCompiler = (externalSchemas: unknown, serverOptions: unknown) => Compile;
 type Validate = ((data: unknown, context?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
 
@@ -24,12 +25,19 @@ const defaultSerializerBuilder = () =>
  */
 export const lazySchemaCompilers: NonNullable<FastifyServerOptions['schemaController']> = {
   compilersFactory: {
-    buildValidator: ((externalSchemas: unknown, ajvOptions: unknown) => {
-      let compile: Compile | undefined;
-      return (routeSchema: unknown) =>
+    buildValidator: ((externalSchemas: unknown, ajvOptions: AjvOptions) => {
+      let coercing: Compile | undefined;
+      let strict: Compile | undefined;
+      return (routeSchema: { httpPart?: string }) =>
         lazyValidator(() => {
-          compile ??= defaultValidatorBuilder()(externalSchemas, ajvOptions);
-          return compile(routeSchema) as Validate;
+          // A JSON body says what types its values have: `"priority": "5"` or `"roles": "user"` is refused,
+          // not read as 5 or ["user"]. The query string, path and headers are text, so those are converted.
+          if (routeSchema.httpPart === 'body') {
+            strict ??= defaultValidatorBuilder()(externalSchemas, withoutCoercion(ajvOptions));
+            return strict(routeSchema) as Validate;
+          }
+          coercing ??= defaultValidatorBuilder()(externalSchemas, ajvOptions);
+          return coercing(routeSchema) as Validate;
         });
     }) as never,
     buildSerializer: ((externalSchemas: unknown, serializerOptions: unknown) => {
@@ -45,6 +53,11 @@ export const lazySchemaCompilers: NonNullable<FastifyServerOptions['schemaContro
     }) as never,
   },
 };
+
+const withoutCoercion = (options: AjvOptions): AjvOptions => ({
+  ...options,
+  customOptions: { ...options.customOptions, coerceTypes: false },
+});
 
 function lazyValidator(build: () => Validate): Validate {
   let validate: Validate | undefined;
