@@ -83,7 +83,8 @@ export function registerStreamRoutes(
       preHandler: async (request) => {
         const q = request.query as typeof StreamQuery.static;
         const header = request.headers['last-event-id'];
-        const lastId = q.last_event_id ?? (typeof header === 'string' && header ? header : undefined);
+        // Empty (`?last_event_id=`, an empty header) means no resume point, as "" does in a WebSocket message.
+        const lastId = q.last_event_id || (typeof header === 'string' && header ? header : undefined);
         const patterns = parsePatterns(q.patterns);
         checkPriorityRange(q.priority_min, q.priority_max, { min: 'priority_min', max: 'priority_max' });
         plans.set(request, {

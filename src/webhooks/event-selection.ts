@@ -85,18 +85,30 @@ export class EventSelection {
     return rows.map((r) => r.event_type).filter(matcher);
   }
 
-  /** Deletes events with everything that hangs off them (outbox rows, attempts, audit entries). */
-  async delete(ids: readonly string[]): Promise<number> {
+  /**
+   * Deletes events with everything that hangs off them (outbox rows, attempts, audit entries). After each chunk
+   * commits, `onLeased` is told those of its events that had deliveries under a dispatcher's lease (claimed,
+   * maybe not yet sent), so the dispatchers holding them let them go.
+   */
+  async delete(ids: readonly string[], onLeased?: (eventIds: string[]) => Promise<void>): Promise<number> {
     let deleted = 0;
     for (let i = 0; i < ids.length; i += CHUNK) {
       const chunk = ids.slice(i, i + CHUNK);
-      deleted += await this.db.transaction().execute(async (trx) => {
+      const { count, leased } = await this.db.transaction().execute(async (trx) => {
         await trx.deleteFrom('delivery_attempts').where('event_id', 'in', chunk).execute();
         await trx.deleteFrom('event_audit').where('event_id', 'in', chunk).execute();
-        await trx.deleteFrom('event_outbox').where('event_id', 'in', chunk).execute();
+        // The status as deleted: a claim that locked a row first (PostgreSQL) has leased it by then.
+        const outbox = await trx
+          .deleteFrom('event_outbox')
+          .where('event_id', 'in', chunk)
+          .returning(['event_id', 'status'])
+          .execute();
         const result = await trx.deleteFrom('events').where('event_id', 'in', chunk).executeTakeFirst();
-        return Number(result.numDeletedRows);
+        const leased = new Set(outbox.filter((r) => r.status === 'delivering').map((r) => r.event_id));
+        return { count: Number(result.numDeletedRows), leased: [...leased] };
       });
+      deleted += count;
+      if (leased.length > 0) await onLeased?.(leased);
     }
     return deleted;
   }

@@ -46,6 +46,11 @@ export class PurgeService {
     private readonly deps: {
       db: Kysely<Tables>;
       tasks: TaskRunner;
+      /**
+       * Told the purged events whose deliveries a dispatcher had claimed: the dispatchers (here and, through the
+       * cluster bus, on the other instances) drop those they have not started.
+       */
+      forget?: (eventIds: string[]) => Promise<void>;
     },
   ) {
     this.selection = new EventSelection(deps.db);
@@ -141,7 +146,7 @@ export class PurgeService {
       task.signal.throwIfAborted();
       const ids = await this.selection.ids(selector, d.batch_size, types);
       if (ids.length === 0) break;
-      purged += await this.selection.delete(ids);
+      purged += await this.selection.delete(ids, this.deps.forget);
       task.setDetails({ events_purged: purged });
       task.progress(Math.min(0.999, purged / Math.max(1, d.events_to_purge, purged)));
     }

@@ -42,6 +42,7 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
     bookkeeping:
       database.unsyncedTransaction?.bind(database) ?? ((work) => database.db.transaction().execute(work)),
     cfg,
+    shared: ctx.shared,
     cipher: eventSystem.cipher,
     consumers,
     pluginSubscriptions,
@@ -84,7 +85,11 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
     concurrency: () => cfg().webhooks.max_concurrency_per_subscription,
   });
   ctx.tasks.registerType(EVENT_REPLAY, (task) => replay.run(task));
-  const purge = new PurgeService({ db: database.db, tasks: ctx.tasks });
+  const purge = new PurgeService({
+    db: database.db,
+    tasks: ctx.tasks,
+    forget: (eventIds) => dispatcher.forgetEvents(eventIds),
+  });
   ctx.tasks.registerType(EVENT_PURGE, (task) => purge.run(task), { resumable: true });
   scheduleRetention(ctx, purge);
   registerReplayRoutes(app, { replay, audit: ctx.audit });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
+import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { EventCipher } from '../events/event-cipher.js';
 import { extend } from '../kernel/extend.js';
@@ -40,6 +41,22 @@ const CLAIM_LIMIT = 200;
 const MIN_CLAIM = 64;
 // Cancelled replays remembered, so that rows of theirs a claim under way still brings in are dropped.
 const CANCELLED_REPLAYS = 1000;
+// Purged events remembered, for the same reason (a claim that read an event just before its purge committed).
+const FORGOTTEN_EVENTS = 10_000;
+// Event ids per announcement of a purge (a purge deletes in chunks of 500).
+const FORGET_IDS_PER_MESSAGE = 1000;
+
+/**
+ * Deliveries every instance's dispatcher must no longer send: those of a cancelled replay, and those of purged
+ * events. Held (claimed, not yet under way) deliveries are dropped on receipt; in flight ones finish.
+ */
+export const FORGET_CHANNEL = 'webhooks.deliveries.forget';
+
+interface ForgetNotice {
+  origin: string;
+  replay_id?: string;
+  event_ids?: string[];
+}
 // In-flight deliveries get this long to finish at shutdown before they are aborted and handed back.
 const STOP_GRACE_MS = 1000;
 // A subscription holds at most this many times its concurrency (in flight + waiting); a claim gives each lane
@@ -52,6 +69,8 @@ export interface DispatcherDeps {
   /** The transactions of the claims and results (whose commits may skip the disk sync: Database.unsyncedTransaction). */
   bookkeeping: Bookkeeping;
   cfg: () => PlatformConfig;
+  /** Announces cancelled replays and purged events to the dispatchers of the other instances. */
+  shared: SharedState;
   cipher: EventCipher;
   consumers: PluginConsumers;
   pluginSubscriptions: PluginSubscriptions;
@@ -90,8 +109,13 @@ export class WebhookDispatcher implements PlatformService {
   /** Outbox rows held under this instance's lease until their outcome is written or they are handed back. */
   private readonly held = new Set<string>();
   private abandoned: string[] = [];
-  /** Replays cancelled on this instance (oldest first): their deliveries are no longer sent from here. */
+  /** Replays cancelled (here or on another instance; oldest first): their deliveries are no longer sent from here. */
   private readonly cancelledReplays = new Set<string>();
+  /** Events purged lately (here or on another instance; oldest first): their deliveries are not sent from here. */
+  private readonly forgottenEvents = new Set<string>();
+  /** Tells this instance's own announcements apart from the others'. */
+  private readonly origin = randomUUID();
+  private stopListening: (() => void) | undefined;
   private inFlight = 0;
   private pumping: Promise<void> | undefined;
   private again = false;
@@ -168,24 +192,72 @@ export class WebhookDispatcher implements PlatformService {
   }
 
   /**
-   * A replay was cancelled: its deliveries this instance holds and has not started are dropped, not sent, and
-   * so are those a claim under way still brings in. Deliveries already under way finish.
+   * A replay was cancelled: its deliveries held by this instance, or by any other (told through the cluster
+   * bus), that have not started are dropped, not sent, and so are those a claim under way still brings in.
+   * Deliveries already under way finish.
    */
   async cancelReplay(replayId: string): Promise<void> {
-    this.cancelledReplays.add(replayId);
-    if (this.cancelledReplays.size > CANCELLED_REPLAYS) {
-      const oldest = this.cancelledReplays.values().next().value;
-      if (oldest !== undefined) this.cancelledReplays.delete(oldest);
+    await Promise.all([
+      this.announce({ origin: this.origin, replay_id: replayId }),
+      this.forgetReplay(replayId),
+    ]);
+  }
+
+  /**
+   * Events were purged (their outbox rows went with them): deliveries of theirs held by this instance, or by any
+   * other (told through the cluster bus), that have not started are let go, not sent, and so are those a claim
+   * under way still brings in. Deliveries already under way finish.
+   */
+  async forgetEvents(eventIds: readonly string[]): Promise<void> {
+    if (eventIds.length === 0) return;
+    const announced: Promise<void>[] = [];
+    for (let i = 0; i < eventIds.length; i += FORGET_IDS_PER_MESSAGE) {
+      const event_ids = eventIds.slice(i, i + FORGET_IDS_PER_MESSAGE);
+      announced.push(this.announce({ origin: this.origin, event_ids }));
     }
+    this.forgetPurged(eventIds);
+    await Promise.all(announced);
+  }
+
+  private async forgetReplay(replayId: string): Promise<void> {
+    remember(this.cancelledReplays, [replayId], CANCELLED_REPLAYS);
+    const ids = this.unqueue((i) => i.replay_id === replayId);
+    await this.dropCancelled(ids);
+  }
+
+  private forgetPurged(eventIds: readonly string[]): void {
+    remember(this.forgottenEvents, eventIds, FORGOTTEN_EVENTS);
+    // Their rows are gone with the events: nothing to write back, only to let go.
+    const ids = this.unqueue((i) => this.forgottenEvents.has(i.event_id));
+    for (const id of ids) this.held.delete(id);
+    this.counts.dropped += ids.length;
+  }
+
+  /** Takes the waiting deliveries that `drop` picks out of their lanes; answers their ids. */
+  private unqueue(drop: (item: Item) => boolean): string[] {
     const ids: string[] = [];
     for (const lane of [...this.lanes.values()]) {
-      const kept = lane.queue.filter((i) => i.replay_id !== replayId);
+      const kept = lane.queue.filter((i) => !drop(i));
       if (kept.length === lane.queue.length) continue;
-      for (const i of lane.queue) if (i.replay_id === replayId) ids.push(i.id);
+      for (const i of lane.queue) if (drop(i)) ids.push(i.id);
       lane.queue = kept;
       if (lane.inFlight === 0 && lane.queue.length === 0) this.lanes.delete(lane.id);
     }
-    await this.dropCancelled(ids);
+    return ids;
+  }
+
+  private async announce(notice: ForgetNotice): Promise<void> {
+    if (this.deps.shared.kind === 'memory') return;
+    // Not fatal: without the notice the other instances send what they hold (at least once, as before).
+    await this.deps.shared.publish(FORGET_CHANNEL, notice).catch((err: unknown) => this.fail(err));
+  }
+
+  private heard(message: unknown): void {
+    const m = message as Partial<ForgetNotice> | null;
+    if (m === null || typeof m !== 'object' || m.origin === this.origin) return;
+    if (typeof m.replay_id === 'string')
+      this.forgetReplay(m.replay_id).catch((err: unknown) => this.fail(err));
+    if (Array.isArray(m.event_ids)) this.forgetPurged(m.event_ids.filter((id) => typeof id === 'string'));
   }
 
   /** Makes the HTTP pool ready before the first delivery (called once subscriptions exist). */
@@ -204,6 +276,7 @@ export class WebhookDispatcher implements PlatformService {
     this.sender = new WebhookSender(() => this.deps.cfg().webhooks.allow_private_targets);
     this.running = true;
     this.takeoverDue = true;
+    this.stopListening ??= this.deps.shared.subscribe(FORGET_CHANNEL, (m) => this.heard(m));
     await this.subscriptions.refresh(true);
     if (this.subscriptions.hasWebhooks()) this.sender.warm();
     this.armPoll();
@@ -214,6 +287,8 @@ export class WebhookDispatcher implements PlatformService {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    this.stopListening?.();
+    this.stopListening = undefined;
     clearTimeout(this.pollTimer);
     clearTimeout(this.heartbeatTimer);
     clearTimeout(this.dueTimer);
@@ -435,6 +510,12 @@ export class WebhookDispatcher implements PlatformService {
     const cancelled: string[] = [];
     const touched = new Set<Lane>();
     for (const item of ready) {
+      if (this.forgottenEvents.has(item.event_id)) {
+        // Purged since the claim read it: its row is gone.
+        this.held.delete(item.id);
+        this.counts.dropped += 1;
+        continue;
+      }
       if (item.replay_id !== null && this.cancelledReplays.has(item.replay_id)) {
         cancelled.push(item.id);
         continue;
@@ -636,7 +717,14 @@ export class WebhookDispatcher implements PlatformService {
       group.push(item);
       groups.set(item.replay_id, group);
     }
-    for (const [replayId, group] of groups) {
+    for (const [replayId, claimed] of groups) {
+      // Events purged since the claim (or while an earlier group was sent): their rows are gone.
+      const group = claimed.filter((i) => !this.forgottenEvents.has(i.event_id));
+      if (group.length < claimed.length) {
+        for (const item of claimed) if (!group.includes(item)) this.held.delete(item.id);
+        this.counts.dropped += claimed.length - group.length;
+        if (group.length === 0) continue;
+      }
       if (this.stopController.signal.aborted) {
         for (const item of group) this.abandoned.push(item.id);
         continue;
@@ -887,6 +975,18 @@ export class WebhookDispatcher implements PlatformService {
   private fail(err: unknown): void {
     this.lastError = { at: Date.now(), message: err instanceof Error ? err.message : String(err) };
     this.deps.reportError(err);
+  }
+}
+
+/** Adds to a set kept in insertion order, forgetting the oldest past `max`. */
+function remember(set: Set<string>, values: Iterable<string>, max: number): void {
+  for (const v of values) {
+    set.delete(v);
+    set.add(v);
+  }
+  for (const v of set) {
+    if (set.size <= max) break;
+    set.delete(v);
   }
 }
 
