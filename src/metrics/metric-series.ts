@@ -1,9 +1,14 @@
 /**
  * The series the collector samples, and how each is aggregated: `within` folds the samples of one instance
  * inside a resolution bucket, `across` folds the instances of a cluster. Counts add up, gauges average,
- * tail latencies keep their worst value.
+ * tail latencies keep their worst value. Figures per response (`weighted`) average over the responses, not
+ * over the samples: each sample counts as many times as it had responses (its `request_count`), so an interval
+ * with one failed response and one with 99 good ones make an error rate of 0.01, not 0.5.
  */
-export type Fold = 'sum' | 'avg' | 'max';
+export type Fold = 'sum' | 'avg' | 'max' | 'weighted';
+
+/** The series whose samples weigh by their interval's `request_count`. */
+export const WEIGHT_SERIES = 'request_count';
 
 export const METRIC_SERIES = {
   requests_per_second: { within: 'avg', across: 'sum', help: 'Responses per second over the interval' },
@@ -14,8 +19,12 @@ export const METRIC_SERIES = {
     across: 'sum',
     help: 'Responses with status 500 or above in the interval',
   },
-  error_rate: { within: 'avg', across: 'avg', help: 'Share of responses with status 400 or above' },
-  response_time_ms: { within: 'avg', across: 'avg', help: 'Mean response time in the interval' },
+  error_rate: {
+    within: 'weighted',
+    across: 'weighted',
+    help: 'Share of responses with status 400 or above',
+  },
+  response_time_ms: { within: 'weighted', across: 'weighted', help: 'Mean response time in the interval' },
   response_time_p50_ms: { within: 'avg', across: 'avg', help: 'Median response time in the interval' },
   response_time_p95_ms: {
     within: 'max',

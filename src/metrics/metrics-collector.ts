@@ -57,6 +57,9 @@ export class MetricsCollector implements PlatformService {
   async start(): Promise<void> {
     // lastSampleAt and lastCpu carry on across a restart: responses keep being measured while the service is
     // stopped, so the next sample's interval starts at the previous sample, not at the restart.
+    // The first interval's events count from here: without a starting count the first sample would have no
+    // events_per_second at all, however many events it saw.
+    this.lastEvents ??= this.processedEvents();
     this.schedule();
     await this.applyRetention().catch(() => {});
     this.retentionTimer = setInterval(() => void this.applyRetention().catch(() => {}), HOUR_MS);

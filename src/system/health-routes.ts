@@ -98,7 +98,9 @@ export function registerHealthRoutes(
       components[name] =
         format === 'short'
           ? health.status
-          : { status: health.status, ...registry.get(service).metrics(), ...(health.details ?? {}) };
+          : // metrics() is read now; the health details may be a check up to a second old (the registry's
+            // cache): where both name a figure, the live one wins, so one component never shows two moments.
+            { status: health.status, ...(health.details ?? {}), ...registry.get(service).metrics() };
     });
     return {
       status: overallStatus(healths.map((h) => h.status)),

@@ -35,11 +35,14 @@ const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** di
 export class SystemHealthWindow {
   private readonly snapshots: Snapshot[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** When the first snapshot was taken (start). */
+  private startedAt: number | undefined;
 
   constructor(private readonly requestTotals: () => RequestTotals | undefined) {}
 
   start(): void {
     this.take();
+    this.startedAt = this.snapshots[0]?.at;
     this.timer = setInterval(() => this.take(), SNAPSHOT_MS);
     this.timer.unref();
   }
@@ -65,8 +68,12 @@ export class SystemHealthWindow {
       const count = now.requests.count - base.requests.count;
       const sumMs = now.requests.sumMs - base.requests.sumMs;
       const errors = now.requests.errors - base.requests.errors;
+      // A base taken when the window started (less than a minute ago) saw every response since then: the
+      // count is exactly the last minute's. Scaling a few seconds' count up to a minute would report a rate
+      // the platform never served (5 responses in 100 ms are not 3000 a minute).
+      const sinceStart = base.at === this.startedAt && spanMs <= WINDOW_MS;
       requests = {
-        requests_per_minute: round((count / spanMs) * WINDOW_MS),
+        requests_per_minute: sinceStart ? count : round((count / spanMs) * WINDOW_MS),
         average_response_time: count === 0 ? 0 : round(sumMs / count),
         error_rate: count === 0 ? 0 : round(errors / count, 4),
       };
