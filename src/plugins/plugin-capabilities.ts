@@ -29,6 +29,8 @@ export interface CapabilityHost {
   /** Runs a handler of the plugin with its accounting (timeouts, failures, statistics). */
   guard(kind: 'event' | 'task' | 'schedule', what: string, run: () => Promise<unknown>): Promise<unknown>;
   isActive(): boolean;
+  /** Whether the plugin runs once its setup has finished (waits while it is still in setup). */
+  whenStarted(): Promise<boolean>;
   fail(message: string): void;
   log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
   report(status: string, details: Record<string, unknown> | undefined): void;
@@ -74,7 +76,20 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
         if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) {
           throw new TypeError('event data must be an object');
         }
-        const priority = options?.priority;
+        const priority = options?.priority ?? undefined;
+        // The same rule as `POST /api/v1/events`: the dispatcher only knows priorities 1–10.
+        if (
+          priority !== undefined &&
+          (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 1 || priority > 10)
+        ) {
+          throw new AppError(
+            'VALIDATION_ERROR',
+            `priority must be an integer from 1 to 10, not ${String(priority)}`,
+            {
+              details: { field: 'priority', reason: 'must be an integer from 1 to 10', value: priority },
+            },
+          );
+        }
         const row = await services.events.emit(
           {
             event_type: eventType,
@@ -177,7 +192,8 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
         if (!TASK_NAME.test(type)) throw new Error(`task types match ${TASK_NAME.source}: '${type}'`);
         const full = `${id}:${type}`;
         services.tasks.registerType(full, async (task) => {
-          if (!host.isActive()) throw new Error(`the plugin '${id}' is not active`);
+          // A task started during setup waits for it; `guard` refuses a plugin that is not running.
+          if (!(await host.whenStarted())) throw new Error(`the plugin '${id}' is not active`);
           const result = await host.guard('task', `the task handler of '${type}'`, () =>
             invoke({ task_id: task.taskId, type: full, details: { ...task.details } }),
           );
@@ -200,7 +216,7 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
           job,
           str(registration.cron, 'the cron expression'),
           async ({ occurrence }) => {
-            if (!host.isActive()) return;
+            if (!(await host.whenStarted())) return;
             await host.guard('schedule', `the scheduled job '${name}'`, () =>
               invoke({ occurrence: occurrence.toISOString() }),
             );

@@ -73,8 +73,14 @@ export class PluginRuntime {
   private reported: { status: string; details: Record<string, unknown> | undefined } | undefined;
   private readonly cleanups: (() => void)[] = [];
   private lastError: string | undefined;
+  // Settles when `start` has finished, whether setup succeeded or not.
+  private readonly startSettled: Promise<void>;
+  private settleStart: () => void = () => {};
 
   constructor(private readonly options: RuntimeOptions) {
+    this.startSettled = new Promise<void>((resolve) => {
+      this.settleStart = resolve;
+    });
     const info = {
       id: options.id,
       version: options.version,
@@ -128,6 +134,15 @@ export class PluginRuntime {
     return this.state === 'active';
   }
 
+  /**
+   * Whether the plugin runs, once its setup has finished: a delivery, task or scheduled job that reaches a plugin
+   * still in `setup` (it subscribed or registered, then went on setting up) waits for it instead of failing.
+   */
+  async whenStarted(): Promise<boolean> {
+    if (this.state === 'starting') await this.startSettled;
+    return this.isActive();
+  }
+
   /** Loads the module and runs setup. A failure is recorded, the half-started plugin is stopped, and it rethrows. */
   async start(): Promise<void> {
     try {
@@ -136,11 +151,13 @@ export class PluginRuntime {
       const message = err instanceof Error ? err.message : String(err);
       this.state = 'crashed';
       this.runCleanups();
+      this.settleStart();
       await this.host.stop().catch(() => {});
       this.recordFailure(`setup failed: ${message}`);
       throw new Error(message);
     }
     if (this.state === 'starting') this.state = 'active';
+    this.settleStart();
   }
 
   /** Runs teardown and releases everything the plugin registered; never throws (a failing teardown is logged). */
@@ -206,7 +223,7 @@ export class PluginRuntime {
     what: string,
     run: () => Promise<unknown>,
   ): Promise<unknown> {
-    if (!this.isActive()) throw new Error(`the plugin '${this.id}' is not active`);
+    if (!(await this.whenStarted())) throw new Error(`the plugin '${this.id}' is not active`);
     try {
       const value = await this.bounded(what, run);
       if (kind === 'event') this.stats.delivery();

@@ -116,7 +116,10 @@ export interface DeliveryInfo {
 export type EventHandler = (event: PluginEvent, delivery: DeliveryInfo) => unknown;
 
 export interface PluginEvents {
-  /** Emits an event with source `plugin:<id>`; its type must match the manifest's `events.emits`. */
+  /**
+   * Emits an event with source `plugin:<id>`; its type must match the manifest's `events.emits`. `priority` is an
+   * integer from 1 to 10 (default 5); what `POST /api/v1/events` would refuse throws, and nothing is stored.
+   */
   emit(
     type: string,
     data?: Record<string, unknown>,
