@@ -2,19 +2,21 @@ import { nowIso } from '../../src/kernel/new-id.js';
 import type { TestPlatform } from './test-platform.js';
 
 /**
- * A `database_cleanup` task as an instance that died left it: running, claimed by `dead-instance`, its lease
- * running out 300 ms from now (when a live instance may take it over).
+ * A task (`database_cleanup` unless `type` says otherwise) as an instance that died left it: running, claimed by
+ * `dead-instance`, its lease running out 300 ms from now (when a live instance may take it over).
  */
 export async function insertDeadInstanceTask(
   t: TestPlatform,
-  task: { id: string; progress: number; details: string },
+  task: { id: string; progress: number; details: string; type?: string },
 ): Promise<void> {
   const now = nowIso();
   await t.platform.context.database.db
     .insertInto('tasks')
     .values({
-      ...task,
-      type: 'database_cleanup',
+      id: task.id,
+      progress: task.progress,
+      details: task.details,
+      type: task.type ?? 'database_cleanup',
       status: 'running',
       result: null,
       error: null,

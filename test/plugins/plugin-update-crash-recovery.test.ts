@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nowIso } from '../../src/kernel/new-id.js';
+import { insertDeadInstanceTask } from '../helpers/dead-instance-task.js';
 import { eventually } from '../helpers/eventually.js';
 import { provisionStorage, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 import { tempRepository, writePlugin } from './plugin-fixtures.js';
@@ -59,31 +59,12 @@ async function leaveDeadUpdate(
       : 'completed',
     progress: 0,
   }));
-  const now = nowIso();
-  await db
-    .insertInto('tasks' as never)
-    .values({
-      id: taskId,
-      type: 'plugin_update',
-      status: 'running',
-      progress: 0.6,
-      details: JSON.stringify({ ...details, steps }),
-      result: null,
-      error: null,
-      created_by: 'admin',
-      created_at: now,
-      started_at: now,
-      estimated_completion: null,
-      completed_at: null,
-      cancelled_at: null,
-      updated_at: now,
-      resumable: 0,
-      instance_id: 'dead-instance',
-      claim: 'dead-claim',
-      lease_until: new Date(Date.now() + 300).toISOString(),
-      attempts: 1,
-    } as never)
-    .execute();
+  await insertDeadInstanceTask(t, {
+    id: taskId,
+    type: 'plugin_update',
+    progress: 0.6,
+    details: JSON.stringify({ ...details, steps }),
+  });
 }
 
 async function install(t: TestPlatform, token: string, name: string, enabled: boolean) {
