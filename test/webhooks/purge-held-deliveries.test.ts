@@ -58,8 +58,9 @@ describe('a purge while the dispatcher holds deliveries of the purged events', {
       );
       const atPurge = receiver.at('/held').length;
       await new Promise((r) => setTimeout(r, 2000));
-      // Requests are counted on arrival: those under way at the purge had arrived already.
-      expect(receiver.at('/held').length - atPurge).toBe(0);
+      // Requests are counted on arrival. One the dispatcher had started (4 at a time) may still reach the
+      // receiver after the purge completed; every held one not started did before the fix (12–16 of them).
+      expect(receiver.at('/held').length - atPurge).toBeLessThanOrEqual(4);
       for (const r of receiver.at('/held')) expect(ids.has(r.json.event_id)).toBe(true);
       expect(await eventually(async () => held() === 0, 5000), 'nothing held for purged events').toBe(true);
     } finally {

@@ -29,8 +29,10 @@ describe('updating a webhook subscription', { timeout: 30_000 }, () => {
       event_patterns: ['moving.*'],
       webhook_config: { url: `${receiver.url}/before`, secret: 'the-old-secret-1' },
     });
-    // Deliveries right before the change: the dispatcher has just looked at its subscriptions.
+    // Deliveries right before the change: the dispatcher has just looked at its subscriptions. They are made
+    // before the update is sent (one still waiting then would rightly go to the new url instead).
     for (let n = 1; n <= 3; n++) await emit(t, admin, { event_type: 'moving.one', data: { n } });
+    await until(() => receiver.at('/before').length === 3, 'the earlier deliveries');
     // The clock stands still from here, so the change must reach the dispatcher without waiting for time to pass.
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
 
@@ -47,7 +49,7 @@ describe('updating a webhook subscription', { timeout: 30_000 }, () => {
     expect(second.path).toBe('/after');
     const expected = `sha256=${createHmac('sha256', 'the-new-secret-2').update(second.body).digest('hex')}`;
     expect(second.headers['x-platform-signature-256']).toBe(expected);
-    await until(() => receiver.at('/before').length === 3, 'the earlier deliveries');
+    expect(receiver.at('/before')).toHaveLength(3);
     expect(receiver.requests).toHaveLength(4);
   });
 });
