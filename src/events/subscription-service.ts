@@ -93,17 +93,22 @@ export class SubscriptionService {
   /** @throws AppError SUBSCRIPTION_NOT_FOUND when it does not exist or belongs to someone else */
   async get(caller: Caller, id: string): Promise<SubscriptionRow> {
     const row = await this.deps.store.findById(id);
-    if (!row || (row.owner_id !== caller.userId && !caller.isAdmin)) {
-      throw new AppError('SUBSCRIPTION_NOT_FOUND', `Subscription '${id}' does not exist`, {
-        details: { subscription_id: id },
-      });
-    }
+    if (!row || (row.owner_id !== caller.userId && !caller.isAdmin)) throw subscriptionNotFound(id);
     return row;
   }
 
   /** A partial update (PUT and PATCH alike). `enabled: true` brings a paused or failed subscription back. */
   async update(caller: Caller, id: string, input: UpdateSubscription): Promise<SubscriptionRow> {
     const row = await this.get(caller, id);
+    if (row.delivery_method === 'plugin') {
+      // Delivered to its plugin, not over HTTP: a webhook's settings would be stored and never used.
+      for (const field of ['webhook_config', 'batch_config'] as const) {
+        if (input[field] === undefined) continue;
+        throw new AppError('VALIDATION_ERROR', `${field} does not apply to a plugin's subscription`, {
+          details: { field, reason: "does not apply to a plugin's subscription" },
+        });
+      }
+    }
     const changes: Partial<SubscriptionRow> = { updated_at: nowIso() };
     if (input.name !== undefined) changes.name = input.name;
     if (input.event_patterns !== undefined) {
@@ -141,8 +146,10 @@ export class SubscriptionService {
     return { ...row, ...changes };
   }
 
-  async delete(caller: Caller, id: string): Promise<void> {
-    await this.get(caller, id);
+  /** `webhooksOnly`: through the webhook API, which knows only webhook subscriptions (others are not found). */
+  async delete(caller: Caller, id: string, options: { webhooksOnly?: boolean } = {}): Promise<void> {
+    const row = await this.get(caller, id);
+    if (options.webhooksOnly && row.delivery_method !== 'webhook') throw subscriptionNotFound(id);
     await this.deps.store.delete(id);
     await this.deps.index.changed();
   }
@@ -175,5 +182,10 @@ function checkUrl(url: string): void {
     });
   }
 }
+
+const subscriptionNotFound = (id: string) =>
+  new AppError('SUBSCRIPTION_NOT_FOUND', `Subscription '${id}' does not exist`, {
+    details: { subscription_id: id },
+  });
 
 const FILTER_PRIORITY = { min: 'filters.priority.min', max: 'filters.priority.max' };

@@ -71,7 +71,7 @@ export function registerWebhookRoutes(app: App, deps: { subscriptions: Subscript
       },
     },
     async (request) => {
-      await subscriptions.delete(callerOf(request), request.params.webhook_id);
+      await subscriptions.delete(callerOf(request), request.params.webhook_id, { webhooksOnly: true });
       return done(request, 'Webhook deleted');
     },
   );

@@ -164,6 +164,31 @@ describe('plugin subscribers, through the plugin API', { timeout: 60_000 }, () =
     expect(subs.data.data.subscriptions[0].last_error).toContain('not yet');
   });
 
+  it("refuses webhook settings on a plugin's subscription, and the webhook API does not know it", async () => {
+    const subs = await t.request('GET', '/api/v1/events/subscriptions?delivery_method=plugin', {
+      token: admin,
+    });
+    const sub = subs.data.data.subscriptions.find((s: { name: string }) => s.name === 'feed');
+    for (const body of [
+      { webhook_config: { url: 'https://hooks.example.test/x' } },
+      { batch_config: { enabled: true, max_batch_size: 10, max_wait_time_seconds: 1 } },
+    ]) {
+      const res = await t.request('PATCH', `/api/v1/events/subscriptions/${sub.subscription_id}`, {
+        token: admin,
+        body,
+      });
+      expect(res.statusCode, res.body).toBe(422);
+      expect(res.data.error.details.field).toBe(Object.keys(body)[0]);
+    }
+    const gone = await t.request('DELETE', `/api/v1/webhooks/${sub.subscription_id}`, { token: admin });
+    expect(gone.statusCode).toBe(404);
+    expect(gone.data.error.code).toBe('SUBSCRIPTION_NOT_FOUND');
+    const read = await t.request('GET', `/api/v1/events/subscriptions/${sub.subscription_id}`, {
+      token: admin,
+    });
+    expect(read.data.data.subscription).toMatchObject({ delivery_method: 'plugin', webhook_url: null });
+  });
+
   it('lets a delivery or a task that reaches a plugin still in setup wait for it, instead of failing', async () => {
     const res = await t.request('POST', '/api/v1/admin/plugins/install', {
       token: admin,
