@@ -411,7 +411,10 @@ const COUNTERS_SET =
   '"events_failed" = "subscriptions"."events_failed" + "t"."failed", ' +
   '"consecutive_failures" = case when "t"."reset" = 1 then "t"."trailing" ' +
   'else "subscriptions"."consecutive_failures" + "t"."trailing" end, ' +
-  '"last_delivery" = coalesce("t"."last_delivery", "subscriptions"."last_delivery"), ' +
+  // The later of the two: results are written as they come back, and a slow try's result may follow a later one's.
+  '"last_delivery" = case when "subscriptions"."last_delivery" is null or ' +
+  '"t"."last_delivery" > "subscriptions"."last_delivery" then "t"."last_delivery" ' +
+  'else "subscriptions"."last_delivery" end, ' +
   '"last_error" = coalesce("t"."last_error", "subscriptions"."last_error")';
 
 // Statements of every write (storage/dialect-sql.ts): fixed texts, prepared once.
