@@ -10,7 +10,7 @@ import type { AccessTokens } from './access-tokens.js';
 import { type ApiKeyRow, type ApiKeyStore, scopesOf } from './api-key-store.js';
 import type { PasswordHasher } from './passwords.js';
 import type { Principal } from './principal.js';
-import { permissionsOf } from './roles.js';
+import { expandPermissions, permissionsOf } from './roles.js';
 import type { SessionRow, SessionStore } from './session-store.js';
 import { randomToken, sha256Hex } from './token-hash.js';
 
@@ -106,8 +106,12 @@ export class AuthService {
       );
       throw authFailed('invalid_credentials');
     }
-    const now = nowIso();
-    if (user.locked_until && user.locked_until > now) {
+    const lockUntil = new Date(Date.now() + cfg.lockout_minutes * 60_000).toISOString();
+    // The attempt is counted before the password is checked: of many sent at once, at most max_failed_logins
+    // are checked before the account locks.
+    const attempt = await this.deps.users.reserveLoginAttempt(user.id, cfg.max_failed_logins, lockUntil);
+    if (attempt === undefined) {
+      this.users.delete(user.id);
       throw authFailed(
         'account_locked',
         'The account is locked after repeated failed logins; try again later',
@@ -115,11 +119,7 @@ export class AuthService {
     }
     const valid = await this.deps.hasher.verify(user.password_hash, password);
     if (!valid) {
-      const { attempts, locked: lock } = await this.deps.users.recordFailedLogin(
-        user.id,
-        cfg.max_failed_logins,
-        new Date(Date.now() + cfg.lockout_minutes * 60_000).toISOString(),
-      );
+      const lock = await this.deps.users.lockAfterFailure(user.id, attempt, cfg.max_failed_logins, lockUntil);
       this.users.delete(user.id);
       this.deps.events.announce(
         'auth.login_failed',
@@ -128,14 +128,20 @@ export class AuthService {
           user_id: user.id,
           username: user.username,
           ip_address: client.ip,
-          failed_login_attempts: attempts,
+          failed_login_attempts: attempt,
           locked: lock,
         },
         { origin: client.origin },
       );
       throw authFailed('invalid_credentials');
     }
-    this.assertActive(await this.refreshSuspension(user));
+    const current = await this.refreshSuspension(user);
+    if (current.status !== 'active') {
+      // The right password: the attempt it counted is not a failure.
+      await this.deps.users.update(user.id, { failed_login_attempts: 0, locked_until: null });
+      this.users.delete(user.id);
+    }
+    this.assertActive(current);
     const refreshToken = randomToken();
     const session = await this.deps.sessionStore.create(
       user.id,
@@ -289,8 +295,16 @@ export class AuthService {
   ) {
     const granted = principal.permissions;
     const wanted = scopes && scopes.length > 0 ? scopes : [...granted];
-    // `*` asks for whatever the owner holds (at each use), so any owner may ask for it.
-    const outside = wanted.filter((s) => s !== '*' && !granted.includes('*') && !granted.includes(s));
+    // `*` asks for whatever the owner holds (at each use): an owner logged in may ask for it, and so may an API
+    // key that itself holds all its owner holds. A key narrowed to fewer scopes may not, or it would mint a key
+    // wider than itself (an admin's read:system key making a `*` key that administers everything).
+    const held = expandPermissions(granted);
+    const mayAskForAll =
+      principal.method !== 'api_key' ||
+      expandPermissions(permissionsOf(principal.roles)).every((p) => held.includes(p));
+    const outside = wanted.filter((s) =>
+      s === '*' ? !mayAskForAll : !granted.includes('*') && !granted.includes(s),
+    );
     if (outside.length > 0) {
       throw new AppError('AUTHORIZATION_DENIED', 'An API key cannot hold scopes its owner does not have', {
         details: { field: 'scopes', reason: 'not held by the owner', scopes: outside },

@@ -79,10 +79,12 @@ export class BlockedIps {
       expires_at:
         input.durationHours > 0 ? new Date(Date.now() + input.durationHours * 3_600_000).toISOString() : null,
     };
+    // A block whose time ran out is not in force: blocking the range again creates a block (201).
     const existing = await this.db
       .selectFrom('blocked_ips')
       .select('id')
       .where('cidr', '=', cidr)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', row.created_at)]))
       .executeTakeFirst();
     await this.db
       .insertInto('blocked_ips')
@@ -105,12 +107,18 @@ export class BlockedIps {
     return { row: stored ?? row, created: existing === undefined };
   }
 
-  /** Removes the rule for exactly this range; false when there is none. */
+  /** Removes the rule for exactly this range; false when there is none in force (one that ran out is dropped). */
   async unblock(range: IpRange): Promise<boolean> {
+    const now = nowIso();
+    const inForce = await this.db
+      .selectFrom('blocked_ips')
+      .select('id')
+      .where('cidr', '=', range.cidr)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .executeTakeFirst();
     const r = await this.db.deleteFrom('blocked_ips').where('cidr', '=', range.cidr).executeTakeFirst();
-    const removed = Number(r.numDeletedRows) > 0;
-    if (removed) await this.changed();
-    return removed;
+    if (Number(r.numDeletedRows) > 0) await this.changed();
+    return inForce !== undefined;
   }
 
   private async changed(): Promise<void> {

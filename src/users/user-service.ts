@@ -238,6 +238,14 @@ export class UserService {
       changes.suspension_reason = null;
       changed['status'] = input.status;
     }
+    // Taking the admin role away from an administrator, or changing their status, is administrator work too.
+    if (rolesOf(row).includes('admin') && (changes.roles !== undefined || changes.status !== undefined)) {
+      this.assertMayManageAdmin(
+        request,
+        "Changing an administrator's roles or status",
+        changes.roles !== undefined ? 'roles' : 'status',
+      );
+    }
     if (input.profile !== undefined) {
       changes.profile = JSON.stringify({ ...profileOf(row), ...input.profile });
       changed['profile'] = input.profile;
@@ -379,6 +387,8 @@ export class UserService {
         details: { field: 'user_id', reason: 'self' },
       });
     }
+    if (rolesOf(row).includes('admin'))
+      this.assertMayManageAdmin(request, 'Deleting an administrator', 'user_id');
     // Sessions and API keys go with the row (foreign keys cascade); the caches everywhere are told at once.
     await this.applyKeepingAnAdmin(row, [], 'deleted', 'delete');
     await this.deps.auth.userChanged(id);
@@ -398,20 +408,24 @@ export class UserService {
    */
   private assertMayGrant(request: FastifyRequest, roles: readonly string[]): void {
     if (!roles.includes('admin')) return;
+    this.assertMayManageAdmin(request, 'Granting the admin role', 'roles');
+  }
+
+  /**
+   * Demoting, deactivating or deleting an administrator takes the same as making one: an administrator acting
+   * with `admin:users` (a key narrowed to `write:users` manages users, not administrators).
+   */
+  private assertMayManageAdmin(request: FastifyRequest, what: string, field: string): void {
     const principal = request.principal;
     if (!principal?.isAdmin) {
-      throw new AppError('ADMIN_REQUIRED', 'Only administrators can grant the admin role', {
-        details: { field: 'roles', reason: 'admin role requires an administrator' },
+      throw new AppError('ADMIN_REQUIRED', `${what} requires an administrator`, {
+        details: { field, reason: 'requires an administrator' },
       });
     }
     if (!hasPermission(principal, 'admin:users')) {
-      throw new AppError(
-        'INSUFFICIENT_ADMIN_PERMISSIONS',
-        "Granting the admin role requires scope 'admin:users'",
-        {
-          details: { field: 'roles', required_permission: 'admin:users' },
-        },
-      );
+      throw new AppError('INSUFFICIENT_ADMIN_PERMISSIONS', `${what} requires scope 'admin:users'`, {
+        details: { field, required_permission: 'admin:users' },
+      });
     }
   }
 

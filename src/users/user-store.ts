@@ -220,39 +220,53 @@ export class UserStore {
   }
 
   /**
-   * Counts one failed login atomically (concurrent wrong passwords each count). A lockout that has run out
-   * starts a fresh count. Locks the account until `lockUntil` once the count reaches `max`.
+   * Counts a login attempt before its password is checked, atomically, so that attempts sent at once cannot
+   * all pass a lockout check made before any of them failed: at most `max` are admitted per lockout window, on
+   * any instance. A lockout that has run out starts a fresh count. Resolves to the attempt's number, or to
+   * undefined when the account is locked (or `max` attempts are already counted: then it is locked until
+   * `lockUntil` unless one of them succeeds, so no count is left stuck). A successful login resets the count;
+   * a failed one keeps it and locks the account at `max` (`lockAfterFailure`).
    */
-  async recordFailedLogin(
-    id: string,
-    max: number,
-    lockUntil: string,
-  ): Promise<{ attempts: number; locked: boolean }> {
+  async reserveLoginAttempt(id: string, max: number, lockUntil: string): Promise<number | undefined> {
     const now = nowIso();
     const row = await this.db
       .updateTable('users')
-      .set((eb) => ({
-        failed_login_attempts: eb
-          .case()
-          .when(eb.and([eb('locked_until', 'is not', null), eb('locked_until', '<=', now)]))
-          .then(1)
-          .else(eb('failed_login_attempts', '+', 1))
-          .end(),
-        locked_until: eb
-          .case()
-          .when(eb.and([eb('locked_until', 'is not', null), eb('locked_until', '<=', now)]))
-          .then(null)
-          .else(eb.ref('locked_until'))
-          .end(),
-      }))
+      .set((eb) => {
+        const expired = eb.and([eb('locked_until', 'is not', null), eb('locked_until', '<=', now)]);
+        return {
+          failed_login_attempts: eb
+            .case()
+            .when(expired)
+            .then(1)
+            .else(eb('failed_login_attempts', '+', 1))
+            .end(),
+          locked_until: eb.case().when(expired).then(null).else(eb.ref('locked_until')).end(),
+        };
+      })
       .where('id', '=', id)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('locked_until', 'is not', null), eb('locked_until', '<=', now)]),
+          eb.and([eb('locked_until', 'is', null), eb('failed_login_attempts', '<', max)]),
+        ]),
+      )
       .returning('failed_login_attempts')
       .executeTakeFirst();
-    const attempts = Number(row?.failed_login_attempts ?? 0);
-    const locked = attempts >= max;
-    if (locked)
-      await this.db.updateTable('users').set({ locked_until: lockUntil }).where('id', '=', id).execute();
-    return { attempts, locked };
+    if (row) return Number(row.failed_login_attempts);
+    await this.db
+      .updateTable('users')
+      .set({ locked_until: lockUntil })
+      .where('id', '=', id)
+      .where('locked_until', 'is', null)
+      .execute();
+    return undefined;
+  }
+
+  /** After a failed attempt counted by reserveLoginAttempt: locks the account once the count reaches `max`. */
+  async lockAfterFailure(id: string, attempts: number, max: number, lockUntil: string): Promise<boolean> {
+    if (attempts < max) return false;
+    await this.db.updateTable('users').set({ locked_until: lockUntil }).where('id', '=', id).execute();
+    return true;
   }
 
   async count(): Promise<number> {

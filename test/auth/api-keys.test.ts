@@ -202,4 +202,41 @@ describe('API keys', () => {
     const wide = (await createKey(admin, { name: 'config-admin', scopes: ['admin:config'] })).data.data.key;
     expect((await t.request('GET', '/api/v1/admin/config', { apiKey: wide })).statusCode).toBe(200);
   });
+  it("does not let a narrowed key mint a wider one: '*' from a read:system key is refused", async () => {
+    const narrow = (await createKey(admin, { name: 'reader', scopes: ['read:system'] })).data.data.key;
+    const minted = await t.request('POST', '/api/v1/auth/api-keys', {
+      apiKey: narrow,
+      body: { name: 'escalated', scopes: ['*'] },
+    });
+    expect(minted.statusCode).toBe(403);
+    expect(minted.data.error).toMatchObject({ code: 'AUTHORIZATION_DENIED', details: { scopes: ['*'] } });
+    const list = await t.request('GET', '/api/v1/auth/api-keys', { token: admin });
+    expect(list.data.data.api_keys.some((k: { name: string }) => k.name === 'escalated')).toBe(false);
+    // What the key holds it may still hand on, and an unrestricted key may still ask for '*'.
+    const same = await t.request('POST', '/api/v1/auth/api-keys', {
+      apiKey: narrow,
+      body: { name: 'same', scopes: ['read:system'] },
+    });
+    expect(same.statusCode).toBe(201);
+    const all = (await createKey(admin, { name: 'all', scopes: ['*'] })).data.data.key;
+    const fromAll = await t.request('POST', '/api/v1/auth/api-keys', {
+      apiKey: all,
+      body: { name: 'all-again', scopes: ['*'] },
+    });
+    expect(fromAll.statusCode).toBe(201);
+    // A user's key narrowed to events:emit cannot mint a '*' key holding the rest of the user's permissions.
+    const user = await t.createUser('narrow-key-user');
+    const emitter = (await createKey(user.access, { name: 'emit', scopes: ['events:emit'] })).data.data.key;
+    const widened = await t.request('POST', '/api/v1/auth/api-keys', {
+      apiKey: emitter,
+      body: { name: 'wider', scopes: ['*'] },
+    });
+    expect(widened.statusCode).toBe(403);
+    const userStar = (await createKey(user.access, { name: 'mine', scopes: ['*'] })).data.data.key;
+    const fromUserStar = await t.request('POST', '/api/v1/auth/api-keys', {
+      apiKey: userStar,
+      body: { name: 'mine-too', scopes: ['*'] },
+    });
+    expect(fromUserStar.statusCode).toBe(201);
+  });
 });

@@ -63,4 +63,35 @@ describe('lockout after failed logins', () => {
     expect(res.statusCode).toBe(401);
     expect(res.data.error.details.reason).toBe('invalid_credentials');
   });
+  it('checks at most max_failed_logins passwords of many attempts sent at once', async () => {
+    const user = await t.createUser('burst-target', ['user'], 'right-password-1');
+    const guesses = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => attempt('burst-target', `wrong-password-${i}`)),
+    );
+    const reasons = guesses.map((r) => r.data.error.details.reason as string);
+    expect(guesses.every((r) => r.statusCode === 401)).toBe(true);
+    // Only the attempts whose password was checked are answered invalid_credentials; the rest found it locked.
+    expect(reasons.filter((r) => r === 'invalid_credentials').length).toBeLessThanOrEqual(3);
+    expect(reasons.filter((r) => r === 'account_locked').length).toBeGreaterThanOrEqual(21);
+    const admin = await t.adminToken();
+    const detail = await t.request('GET', `/api/v1/admin/users/${user.id}`, { token: admin });
+    expect(detail.data.data.user.metadata.failed_login_attempts).toBeLessThanOrEqual(3);
+    expect(detail.data.data.user.metadata.locked_until).not.toBeNull();
+    expect((await attempt('burst-target', 'right-password-1')).data.error.details.reason).toBe(
+      'account_locked',
+    );
+  });
+
+  it('does not count the right password of a suspended user as a failed attempt', async () => {
+    const user = await t.createUser('suspended-right', ['user'], 'right-password-1');
+    const admin = await t.adminToken();
+    await t.request('POST', `/api/v1/admin/users/${user.id}/suspend`, { token: admin, body: {} });
+    for (let i = 0; i < 4; i++) {
+      expect((await attempt('suspended-right', 'right-password-1')).data.error.details.reason).toBe(
+        'account_suspended',
+      );
+    }
+    const detail = await t.request('GET', `/api/v1/admin/users/${user.id}`, { token: admin });
+    expect(detail.data.data.user.metadata).toMatchObject({ failed_login_attempts: 0, locked_until: null });
+  });
 });

@@ -135,6 +135,25 @@ describe('blocked IP addresses', () => {
     expect(list.data.data.blocked_ips.map((e: { cidr: string }) => e.cidr)).not.toContain('203.0.113.200/32');
   });
 
+  it('treats a block whose time ran out as gone: blocking again creates one (201), removing it is 404', async () => {
+    const key = (
+      await t.request('POST', '/api/v1/auth/api-keys', { token: admin, body: { name: 'security-expired' } })
+    ).data.data.key;
+    expect((await block({ ip_address: '203.0.113.210', duration_hours: 1 })).statusCode).toBe(201);
+    expect((await block({ ip_address: '203.0.113.211', duration_hours: 1 })).statusCode).toBe(201);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 3_600_000 + 1000);
+    expect(await statusFrom('203.0.113.210')).toBe(200);
+    const again = await t.request('POST', BLOCK, { apiKey: key, body: { ip_address: '203.0.113.210' } });
+    expect(again.statusCode).toBe(201);
+    expect(again.data.data.blocked_ip.expires_at).toBeNull();
+    expect(await statusFrom('203.0.113.210')).toBe(403);
+    const gone = await t.request('DELETE', `${LIST}/203.0.113.211`, { apiKey: key });
+    expect(gone.statusCode).toBe(404);
+    expect(gone.data.error.code).toBe('RESOURCE_NOT_FOUND');
+    expect((await t.request('DELETE', `${LIST}/203.0.113.210`, { apiKey: key })).statusCode).toBe(200);
+  });
+
   it('raises a security alert for admins when notify_admins is true, and none otherwise', async () => {
     await block({ ip_address: '203.0.113.41', reason: 'quiet block' });
     await block({ ip_address: '203.0.113.42', reason: 'tell the team', notify_admins: true });

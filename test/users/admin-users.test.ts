@@ -522,4 +522,49 @@ describe('user administration', () => {
       users.data.data.users.map((u: { username: string; roles: string[] }) => [u.username, u.roles]),
     ).toEqual([['keymade', ['user']]]);
   });
+  it('does not let an admin key narrowed to write:users demote, deactivate or delete an administrator', async () => {
+    const other = await t.createUser('other-admin', ['admin']);
+    const plain = await t.createUser('plain-for-key');
+    const key = (
+      await t.request('POST', '/api/v1/auth/api-keys', {
+        token: admin,
+        body: { name: 'users-only-2', scopes: ['write:users'] },
+      })
+    ).data.data.key as string;
+    for (const body of [{ roles: ['user'] }, { status: 'inactive' }]) {
+      const res = await t.request('PATCH', `/api/v1/users/${other.id}`, { apiKey: key, body });
+      expect(res.statusCode).toBe(403);
+      expect(res.data.error).toMatchObject({
+        code: 'INSUFFICIENT_ADMIN_PERMISSIONS',
+        details: { required_permission: 'admin:users' },
+      });
+    }
+    const deleted = await t.request('DELETE', `/api/v1/users/${other.id}`, { apiKey: key });
+    expect(deleted.statusCode).toBe(403);
+    expect(deleted.data.error.code).toBe('INSUFFICIENT_ADMIN_PERMISSIONS');
+    // The administrator is untouched and still signed in.
+    const me = await t.request('GET', '/api/v1/auth/me', { token: other.access });
+    expect(me.statusCode).toBe(200);
+    expect(me.data.data).toMatchObject({ roles: ['admin'], status: 'active' });
+    // Other users the key still manages, and an administrator's other fields it may still edit.
+    const renamed = await t.request('PATCH', `/api/v1/users/${other.id}`, {
+      apiKey: key,
+      body: { full_name: 'Other Admin' },
+    });
+    expect(renamed.statusCode).toBe(200);
+    expect(
+      (await t.request('PATCH', `/api/v1/users/${plain.id}`, { apiKey: key, body: { status: 'inactive' } }))
+        .statusCode,
+    ).toBe(200);
+    expect((await t.request('DELETE', `/api/v1/users/${plain.id}`, { apiKey: key })).statusCode).toBe(200);
+    // With admin:users (the admin's own token) the same changes are allowed.
+    expect(
+      (
+        await t.request('PATCH', `/api/v1/admin/users/${other.id}`, {
+          token: admin,
+          body: { roles: ['user'] },
+        })
+      ).statusCode,
+    ).toBe(200);
+  });
 });
