@@ -106,6 +106,8 @@ export class BackupService implements PlatformService {
     lastRestoreMs: 0,
   };
   private lastScheduledError: string | undefined;
+  /** True while `lastScheduledError` is the scheduler refusing backups.schedule, not a failed run. */
+  private scheduleUnreadable = false;
 
   constructor(
     private readonly deps: {
@@ -570,6 +572,10 @@ export class BackupService implements PlatformService {
     if (!scheduler) return;
     scheduler.unschedule(SCHEDULE_JOB);
     const cron = this.deps.cfg().backups.schedule.trim();
+    // Without a schedule there are no scheduled backups to warn about (a failed last run stays reported only
+    // while backups are still scheduled), and a cron the scheduler could not read is replaced by this one.
+    if (!cron || this.scheduleUnreadable) this.lastScheduledError = undefined;
+    this.scheduleUnreadable = false;
     if (!cron) return;
     try {
       scheduler.schedule(
@@ -584,6 +590,7 @@ export class BackupService implements PlatformService {
       );
     } catch (err) {
       this.lastScheduledError = (err as Error).message;
+      this.scheduleUnreadable = true;
       this.deps.log.error({ err }, 'backups.schedule is not a valid cron expression');
     }
   }

@@ -1,55 +1,102 @@
 /**
- * Compiles a glob the way Redis `SCAN MATCH` reads it (`*` any run of characters, `?` one character,
- * `[abc]`, `[a-z]`, `[^a]` classes, `\` escapes), so L1 and L2 clear exactly the same keys.
+ * Compiles a glob the way Redis `SCAN MATCH` reads it, so L1 and L2 clear exactly the same keys: a port of
+ * Redis's `stringmatchlen`, over the UTF-8 bytes of key and pattern as Redis sees them. `*` is any run of
+ * bytes, `?` one byte (so `é` is `??`), `[abc]`, `[a-z]` (reversed ends are swapped), `[^a]` classes,
+ * `\` escapes (also inside a class: `[\]]` is `]`); `[]` matches nothing and an unterminated `[a` is `[a]`.
  * Unlike path globs, `*` also crosses `:` and `/` — cache keys are flat strings.
  */
-export function globToRegExp(glob: string): RegExp {
-  let out = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') out += '[\\s\\S]*';
-    else if (c === '?') out += '[\\s\\S]';
-    else if (c === '\\' && i + 1 < glob.length) out += escapeRegExp(glob[++i]!);
-    else if (c === '[') {
-      const end = glob.indexOf(']', i + 2);
-      if (end === -1) {
-        out += '\\[';
-        continue;
+export function globToRegExp(glob: string): { test(key: string): boolean } {
+  const pattern = Buffer.from(glob, 'utf8');
+  return { test: (key) => globMatches(pattern, Buffer.from(key, 'utf8')) };
+}
+
+/** Redis compares class range ends as C `char`s, signed on the x86-64 servers it runs on. */
+const signed = (byte: number | undefined) => ((byte ?? 0) << 24) >> 24;
+
+export function globMatches(pattern: Uint8Array, key: Uint8Array): boolean {
+  const skipLonger = { value: false };
+  return matchAt(pattern, 0, key, 0, skipLonger, 0);
+}
+
+const STAR = 0x2a;
+const QUESTION = 0x3f;
+const OPEN = 0x5b;
+const CLOSE = 0x5d;
+const CARET = 0x5e;
+const DASH = 0x2d;
+const BACKSLASH = 0x5c;
+
+function matchAt(
+  p: Uint8Array,
+  pi: number,
+  s: Uint8Array,
+  si: number,
+  skipLonger: { value: boolean },
+  nesting: number,
+): boolean {
+  // Redis's protection against abusive patterns.
+  if (nesting > 1000) return false;
+  while (pi < p.length && si < s.length) {
+    const c = p[pi];
+    if (c === STAR) {
+      while (pi + 1 < p.length && p[pi + 1] === STAR) pi += 1;
+      if (pi + 1 === p.length) return true;
+      while (si < s.length) {
+        if (matchAt(p, pi + 1, s, si, skipLonger, nesting + 1)) return true;
+        if (skipLonger.value) return false;
+        si += 1;
       }
-      let body = glob.slice(i + 1, end);
-      const negate = body.startsWith('^');
-      if (negate) body = body.slice(1);
-      out += `[${negate ? '^' : ''}${classBody(body)}]`;
-      i = end;
-    } else out += escapeRegExp(c);
+      // No match for the rest from anywhere in the rest of the key: earlier stars cannot do better.
+      skipLonger.value = true;
+      return false;
+    }
+    if (c === QUESTION) {
+      si += 1;
+    } else if (c === OPEN) {
+      pi += 1;
+      const not = p[pi] === CARET;
+      if (not) pi += 1;
+      let match = false;
+      for (;;) {
+        if (p[pi] === BACKSLASH && p.length - pi >= 2) {
+          pi += 1;
+          if (p[pi] === s[si]) match = true;
+        } else if (p[pi] === CLOSE) {
+          break;
+        } else if (pi >= p.length) {
+          // Unterminated class: Redis steps back onto its last byte, which the loop below then passes.
+          pi -= 1;
+          break;
+        } else if (p.length - pi >= 3 && p[pi + 1] === DASH) {
+          let start = signed(p[pi]);
+          let end = signed(p[pi + 2]);
+          if (start > end) [start, end] = [end, start];
+          const byte = signed(s[si]);
+          pi += 2;
+          if (byte >= start && byte <= end) match = true;
+        } else if (p[pi] === s[si]) {
+          match = true;
+        }
+        pi += 1;
+      }
+      if (not) match = !match;
+      if (!match) return false;
+      si += 1;
+    } else {
+      if (c === BACKSLASH && p.length - pi >= 2) pi += 1;
+      if (p[pi] !== s[si]) return false;
+      si += 1;
+    }
+    pi += 1;
+    if (si === s.length) {
+      while (p[pi] === STAR) pi += 1;
+      break;
+    }
   }
-  return new RegExp(`^${out}$`);
+  return pi >= p.length && si === s.length;
 }
-
-/**
- * The inside of a `[...]` class: `\` makes the next character literal, and a range whose ends are reversed
- * (`z-a`) is read as Redis reads it, with its ends swapped, rather than being a RegExp syntax error.
- */
-function classBody(body: string): string {
-  let out = '';
-  for (let j = 0; j < body.length; j++) {
-    let lo = body[j]!;
-    if (lo === '\\' && j + 1 < body.length) lo = body[++j]!;
-    if (body[j + 1] === '-' && j + 2 < body.length) {
-      let hi = body[j + 2]!;
-      j += 2;
-      if (hi === '\\' && j + 1 < body.length) hi = body[++j]!;
-      out += lo <= hi ? `${escapeClass(lo)}-${escapeClass(hi)}` : `${escapeClass(hi)}-${escapeClass(lo)}`;
-    } else out += escapeClass(lo);
-  }
-  return out;
-}
-
-const escapeClass = (c: string) => c.replace(/[\\\]^-]/g, (m) => `\\${m}`);
 
 /** Escapes a literal so Redis reads it as itself inside a MATCH pattern. */
 export function escapeGlob(literal: string): string {
   return literal.replace(/[*?[\]\\]/g, (m) => `\\${m}`);
 }
-
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, (m) => `\\${m}`);

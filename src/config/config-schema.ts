@@ -20,8 +20,9 @@ export const ConfigSchema = Type.Object(
       host: Type.String({ minLength: 1, default: '127.0.0.1', ...restart }),
       port: Type.Integer({ minimum: 0, maximum: 65_535, default: 8080, ...restart }),
       environment: Type.String({ default: 'production' }),
-      // Read when the HTTP server is built (Fastify's trustProxy), hence restart-only.
-      trusted_proxies: Type.Array(Type.String(), { default: [], ...restart }),
+      // Read on every request (Fastify's trustProxy in its function form), so a change applies at once.
+      // Each entry is an IP address or CIDR range; anything else is refused (see proxySettingProblems).
+      trusted_proxies: Type.Array(Type.String(), { default: [] }),
       body_limit_bytes: Type.Integer({
         minimum: 1024,
         maximum: 64 * 1024 * 1024,

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value, ValueErrorType } from '@sinclair/typebox/value';
 import { AppError } from '../http/app-error.js';
+import { parseCidr } from '../security/ip-ranges.js';
 import { ConfigSchema, type PlatformConfig, schemaAt } from './config-schema.js';
 import { cronSettingProblems } from './cron-settings.js';
 
@@ -80,8 +81,20 @@ export function validateTree(tree: ConfigTree): { config?: PlatformConfig; probl
   }
   // Checks beyond what a JSON Schema says: cron expressions, read by the scheduler's own parser.
   problems.push(...cronSettingProblems(withDefaults as PlatformConfig));
+  problems.push(...proxySettingProblems(withDefaults as PlatformConfig));
   if (problems.length > 0) return { problems: dedupe(problems) };
   return { config: withDefaults as PlatformConfig, problems: [] };
+}
+
+/** `server.trusted_proxies` entries that are neither an IP address nor a CIDR range (the trust test ignored them). */
+function proxySettingProblems(config: PlatformConfig): ConfigProblem[] {
+  const proxies: unknown = config.server?.trusted_proxies;
+  if (!Array.isArray(proxies)) return [];
+  return proxies.flatMap((entry, i) =>
+    typeof entry === 'string' && parseCidr(entry) === undefined
+      ? [{ field: `server.trusted_proxies.${i}`, reason: 'must be an IP address or a CIDR range' }]
+      : [],
+  );
 }
 
 function reasonOf(type: ValueErrorType, schema: TSchema, message: string): string {
