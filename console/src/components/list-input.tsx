@@ -8,11 +8,13 @@ const toList = (text: string) =>
 
 /**
  * A list setting, one entry per line. The textarea keeps what is typed (an Enter that starts the next entry,
- * a blank line) and hands the entries on; it takes the value anew only when that changed elsewhere (discard).
+ * a blank line, `1.` on the way to `1.5`) and hands the entries on, each made by `item` from its line (text by
+ * default; a number for a list of numbers); it takes the value anew only when that changed elsewhere (discard).
  */
 export function ListInput({
   value,
   onChange,
+  item,
   rows,
   ...props
 }: {
@@ -22,10 +24,14 @@ export function ListInput({
   'aria-invalid': boolean;
   'aria-describedby'?: string;
   value: unknown[];
-  onChange: (next: string[]) => void;
+  onChange: (next: unknown[]) => void;
+  /** The entry a line stands for (default: the line's text). */
+  item?: (line: string) => unknown;
 }) {
   const [text, setText] = useState(value.join('\n'));
-  const shown = JSON.stringify(toList(text)) === JSON.stringify(value.map(String)) ? text : value.join('\n');
+  const entries = (t: string) => (item ? toList(t).map(item) : toList(t));
+  const typed = JSON.stringify(entries(text)) === JSON.stringify(item ? value : value.map(String));
+  const shown = typed ? text : value.join('\n');
   return (
     <textarea
       {...props}
@@ -33,7 +39,7 @@ export function ListInput({
       value={shown}
       onInput={(e) => {
         setText(e.currentTarget.value);
-        onChange(toList(e.currentTarget.value));
+        onChange(entries(e.currentTarget.value));
       }}
     />
   );

@@ -1,4 +1,5 @@
 import { Field } from './field.tsx';
+import { JsonArrayInput } from './json-input.tsx';
 import { ListInput } from './list-input.tsx';
 
 /** The part of JSON Schema a plugin's `config_schema` uses that the console can render as a form. */
@@ -29,10 +30,40 @@ function typeOf(schema: JsonSchema): string {
   return 'string';
 }
 
+const DECIMAL = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
+/** The enum value whose text is `text` (an option's value is text; the enum may hold numbers or booleans). */
+const enumValue = (options: unknown[], text: string) => options.find((o) => String(o) === text);
+
+/**
+ * How a line of a list is sent for the list's item schema: a number for a number item, true/false for a boolean
+ * one, the enum value for an enum; a line that is none of these is sent as typed, for the platform to name it.
+ */
+function itemOf(items: JsonSchema | undefined): (line: string) => unknown {
+  if (items?.enum) {
+    const options = items.enum;
+    return (line) => {
+      const found = enumValue(options, line);
+      return found === undefined ? line : found;
+    };
+  }
+  const type = items ? typeOf(items) : 'string';
+  if (type === 'integer' || type === 'number') {
+    return (line) => (DECIMAL.test(line) && Number.isFinite(Number(line)) ? Number(line) : line);
+  }
+  if (type === 'boolean') return (line) => (line === 'true' ? true : line === 'false' ? false : line);
+  return (line) => line;
+}
+
+/** Whether a list's items are edited one per line (text, numbers, booleans) rather than as JSON. */
+const oneLinePerItem = (items: JsonSchema | undefined) =>
+  !items || items.enum !== undefined || ['string', 'integer', 'number', 'boolean'].includes(typeOf(items));
+
 /**
  * A form generated from a JSON Schema object: text, number, checkbox, select for enums, one line per item for
- * string arrays, nested fieldsets for objects, and password inputs for properties marked `secret`.
- * `errors` are keyed by dotted path (`smtp.port`).
+ * arrays of text, numbers or booleans, JSON for arrays of objects, nested fieldsets for objects, and password
+ * inputs for properties marked `secret`. Values keep the schema's types: a number is sent as a number, an
+ * enum's choice as the enum's own value. `errors` are keyed by dotted path (`smtp.port`).
  */
 export function SchemaForm({
   schema,
@@ -90,7 +121,14 @@ export function SchemaForm({
             {(p) => {
               if (sub.enum) {
                 return (
-                  <select {...p} value={String(current ?? '')} onChange={(e) => set(e.currentTarget.value)}>
+                  <select
+                    {...p}
+                    value={String(current ?? '')}
+                    onChange={(e) => {
+                      const raw = e.currentTarget.value;
+                      set(raw === '' ? undefined : enumValue(sub.enum ?? [], raw));
+                    }}
+                  >
                     <option value="">—</option>
                     {sub.enum.map((o) => (
                       <option key={String(o)} value={String(o)}>
@@ -117,9 +155,9 @@ export function SchemaForm({
                 );
               }
               if (type === 'array') {
-                return (
-                  <ListInput {...p} rows={3} value={Array.isArray(current) ? current : []} onChange={set} />
-                );
+                const list = Array.isArray(current) ? current : [];
+                if (!oneLinePerItem(sub.items)) return <JsonArrayInput {...p} value={list} onChange={set} />;
+                return <ListInput {...p} rows={3} value={list} item={itemOf(sub.items)} onChange={set} />;
               }
               return (
                 <input

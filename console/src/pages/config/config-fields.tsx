@@ -4,17 +4,22 @@ import { SECRET_MASK } from '../../components/schema-form.tsx';
 import type { Tree } from './config-diff.ts';
 
 /**
- * The keys of one configuration section as form controls, the control chosen by the value's type (the API
- * sends values, not schemas). A masked secret shows as a password field holding the mask; left alone, the
- * mask goes back and the platform keeps the secret.
+ * The keys of one configuration section as form controls, the control chosen by the type of the stored value
+ * (`shape`; the API sends values, not schemas), not of the edited one: a number field the operator empties
+ * stays a number field. A number field is required and takes fractions (a few keys are not integers), so the
+ * form never sends a number setting as text. A masked secret shows as a password field holding the mask; left
+ * alone, the mask goes back and the platform keeps the secret.
  */
 export function ConfigFields({
   value,
+  shape = value,
   onChange,
   errors,
   path,
 }: {
   value: Tree;
+  /** The stored section, whose values' types choose the controls (default: `value`). */
+  shape?: Tree | undefined;
   onChange: (next: Tree) => void;
   errors: Record<string, string>;
   path: string;
@@ -25,11 +30,19 @@ export function ConfigFields({
         const full = `${path}.${key}`;
         const error = errors[full];
         const set = (v: unknown) => onChange({ ...value, [key]: v });
+        const stored = shape && Object.hasOwn(shape, key) ? shape[key] : current;
         if (current !== null && typeof current === 'object' && !Array.isArray(current)) {
+          const inner = stored !== null && typeof stored === 'object' ? (stored as Tree) : undefined;
           return (
             <fieldset key={key}>
               <legend>{key}</legend>
-              <ConfigFields value={current as Tree} onChange={set} errors={errors} path={full} />
+              <ConfigFields
+                value={current as Tree}
+                shape={inner}
+                onChange={set}
+                errors={errors}
+                path={full}
+              />
             </fieldset>
           );
         }
@@ -53,16 +66,20 @@ export function ConfigFields({
         return (
           <Field key={key} label={key} error={error}>
             {(p) => {
-              if (typeof current === 'number') {
+              if (typeof stored === 'number') {
+                // Empty (or not a number) is kept as '' only to show the empty field; `required` stops the
+                // form from sending it.
                 return (
                   <input
                     {...p}
                     name={full}
                     type="number"
-                    value={String(current)}
+                    step="any"
+                    required
+                    value={typeof current === 'number' ? String(current) : ''}
                     onInput={(e) => {
                       const n = e.currentTarget.valueAsNumber;
-                      set(Number.isNaN(n) ? e.currentTarget.value : n);
+                      set(Number.isNaN(n) ? '' : n);
                     }}
                   />
                 );

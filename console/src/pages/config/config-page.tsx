@@ -101,7 +101,13 @@ export function ConfigPage() {
                   }}
                 >
                   <h2>{current}</h2>
-                  <ConfigFields value={edited} onChange={setEdited} errors={errors} path={current} />
+                  <ConfigFields
+                    value={edited}
+                    shape={original}
+                    onChange={setEdited}
+                    errors={errors}
+                    path={current}
+                  />
                   <SuccessNotice>{result ? savedMessage(result) : null}</SuccessNotice>
                   <ErrorNotice error={save.error} title="Not saved" />
                   <div class="actions">
