@@ -77,6 +77,16 @@ export async function registerEventSystem(ctx: PlatformContext): Promise<EventSy
   registerStreamRoutes(app, { hub, events, auth: ctx.auth });
   const stopRecording = recordPlatformEvents(ctx.events, events, app.log);
   ctx.onClose(stopRecording);
+  // A deleted user's subscriptions go with the account: nothing more is delivered on behalf of nobody.
+  const stopOwnerCleanup = ctx.events.on('platform.event', (e) => {
+    if (e.type !== 'user.deleted' || typeof e.data['user_id'] !== 'string') return;
+    subscriptions
+      .deleteOwnedBy(e.data['user_id'])
+      .catch((err: unknown) =>
+        app.log.error({ err }, 'could not delete the subscriptions of a deleted user'),
+      );
+  });
+  ctx.onClose(stopOwnerCleanup);
 
   return { events, store, bus, hub, subscriptions, subscriptionIndex, cipher };
 }

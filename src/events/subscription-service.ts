@@ -146,6 +146,18 @@ export class SubscriptionService {
     return { ...row, ...changes };
   }
 
+  /**
+   * Deletes every subscription of a user (their account was deleted), with their waiting deliveries, as a
+   * delete through the API does. Answers how many.
+   */
+  async deleteOwnedBy(ownerId: string): Promise<number> {
+    const rows = await this.deps.store.list({ ownerId });
+    let deleted = 0;
+    for (const row of rows) if (await this.deps.store.delete(row.id)) deleted += 1;
+    if (rows.length > 0) await this.deps.index.changed();
+    return deleted;
+  }
+
   /** `webhooksOnly`: through the webhook API, which knows only webhook subscriptions (others are not found). */
   async delete(caller: Caller, id: string, options: { webhooksOnly?: boolean } = {}): Promise<void> {
     const row = await this.get(caller, id);
