@@ -623,7 +623,8 @@ export class BackupService implements PlatformService {
       this.lastScheduledError = undefined;
       return { backup_id: row.id, size_bytes: Number(row.size_bytes), deleted_backups: deleted };
     } catch (err) {
-      this.lastScheduledError = (err as Error).message;
+      // A run that ends after the schedule was removed has no schedule left to warn about.
+      if (this.deps.cfg().backups.schedule.trim()) this.lastScheduledError = (err as Error).message;
       throw err;
     }
   }
