@@ -1,4 +1,5 @@
 import { useLayoutEffect, useRef } from 'preact/hooks';
+import type { ArrayFieldProps } from './list-input.tsx';
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
@@ -8,20 +9,7 @@ const pretty = (value: unknown) => JSON.stringify(value, null, 2);
  * submitted, the browser says why), so the last valid value is never sent in its place. The text is taken
  * anew only when the value changed elsewhere.
  */
-export function JsonArrayInput({
-  value,
-  onChange,
-  rows,
-  ...props
-}: {
-  id: string;
-  name?: string;
-  rows?: number;
-  'aria-invalid': boolean;
-  'aria-describedby'?: string;
-  value: unknown[];
-  onChange: (next: unknown[]) => void;
-}) {
+export function JsonArrayInput({ value, onChange, rows, ...props }: ArrayFieldProps) {
   const current = JSON.stringify(value);
   const seen = useRef({ text: pretty(value), json: current });
   const box = useRef<HTMLTextAreaElement>(null);

@@ -6,6 +6,17 @@ const toList = (text: string) =>
     .map((l) => l.trim())
     .filter((l) => l !== '');
 
+/** The props of a list setting edited in a textarea (ListInput, JsonArrayInput). */
+export interface ArrayFieldProps {
+  id: string;
+  name?: string;
+  rows?: number;
+  'aria-invalid': boolean;
+  'aria-describedby'?: string;
+  value: unknown[];
+  onChange: (next: unknown[]) => void;
+}
+
 /**
  * A list setting, one entry per line. The textarea keeps what is typed (an Enter that starts the next entry,
  * a blank line, `1.` on the way to `1.5`) and hands the entries on, each made by `item` from its line (text by
@@ -17,14 +28,7 @@ export function ListInput({
   item,
   rows,
   ...props
-}: {
-  id: string;
-  name?: string;
-  rows?: number;
-  'aria-invalid': boolean;
-  'aria-describedby'?: string;
-  value: unknown[];
-  onChange: (next: unknown[]) => void;
+}: ArrayFieldProps & {
   /** The entry a line stands for (default: the line's text). */
   item?: (line: string) => unknown;
 }) {
