@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthService } from '../auth/auth-service.js';
 import { hasPermission, type Principal } from '../auth/principal.js';
 import type { BlockedIps } from '../security/blocked-ips.js';
+import { stripForwardedPorts } from '../security/ip-ranges.js';
 import type { Maintenance } from '../system/maintenance.js';
 import type { Access } from './access.js';
 import { AppError } from './app-error.js';
@@ -72,6 +73,7 @@ export function registerRequestGates(
 ): void {
   app.decorateRequest('principal', undefined);
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    stripForwardedPorts(request.raw.headers);
     try {
       const blocked = deps.blockedIps.find(request.ip);
       if (blocked) {

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -73,6 +74,27 @@ export function matches(list: BlockList, ip: string): boolean {
   if (version === 0) return false;
   return list.check(address, version === 4 ? 'ipv4' : 'ipv6');
 }
+
+/**
+ * `X-Forwarded-For` entries as some proxies write them, with a port (`203.0.113.7:5555`, `[2001:db8::1]:5555`),
+ * rewritten to the addresses alone, in place, before anything reads the client address: otherwise such an
+ * entry is taken as it is, matching no block and getting a rate-limit bucket per port.
+ */
+export function stripForwardedPorts(headers: IncomingHttpHeaders): void {
+  const value = headers['x-forwarded-for'];
+  // Most values hold no colon at all (IPv4 without ports): nothing to do.
+  if (typeof value !== 'string' || !value.includes(':')) return;
+  headers['x-forwarded-for'] = value
+    .split(',')
+    .map((entry) => {
+      const e = entry.trim();
+      return BRACKETED_V6.exec(e)?.[1] ?? V4_WITH_PORT.exec(e)?.[1] ?? e;
+    })
+    .join(', ');
+}
+
+const BRACKETED_V6 = /^\[([0-9A-Fa-f:.]+)\](?::\d{1,5})?$/;
+const V4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 
 /**
  * The trust test for `X-Forwarded-For` (Fastify's `trustProxy` function form): a hop is believed only when it

@@ -177,6 +177,27 @@ describe('the client address behind proxies', () => {
     expect(current.ip_address).toBe('203.0.113.50');
   });
 
+  it('reads an address sent with a port as the address alone', async () => {
+    // One client, three ports: one rate-limit bucket (each port had a bucket of its own).
+    for (const [i, client] of ['203.0.113.60:5001', '203.0.113.60:5002', '203.0.113.60'].entries()) {
+      const res = await t.request('GET', '/api/v1/status', {
+        remoteAddress: '10.0.0.1',
+        headers: { 'x-forwarded-for': client },
+      });
+      expect(res.headers['x-ratelimit-remaining'], client).toBe(String(2 - i));
+    }
+    const v6 = await t.request('GET', '/api/v1/status', {
+      remoteAddress: '10.0.0.1',
+      headers: { 'x-forwarded-for': '[2001:db8::60]:5003' },
+    });
+    expect(v6.headers['x-ratelimit-remaining']).toBe('2');
+    const again = await t.request('GET', '/api/v1/status', {
+      remoteAddress: '10.0.0.1',
+      headers: { 'x-forwarded-for': '2001:db8::60' },
+    });
+    expect(again.headers['x-ratelimit-remaining']).toBe('1');
+  });
+
   it('ignores X-Forwarded-For from anyone else', async () => {
     for (let i = 1; i <= 3; i++) {
       const res = await t.request('GET', '/api/v1/status', {
