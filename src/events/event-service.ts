@@ -89,6 +89,17 @@ export class EventService {
         { details: { field: typeField, value: cutText(eventType, 300) } },
       );
     }
+    const priority = input.priority ?? 5;
+    // The API's schema says the same; the platform's own callers (plugins) reach here unchecked.
+    if (!Number.isInteger(priority) || priority < 1 || priority > 10) {
+      throw new AppError(
+        'VALIDATION_ERROR',
+        `priority must be an integer from 1 to 10, not ${String(priority)}`,
+        {
+          details: { field: 'priority', reason: 'must be an integer from 1 to 10', value: priority },
+        },
+      );
+    }
     const data = input.data ?? {};
     assertNesting('data', data);
     assertNesting('metadata', input.metadata);
@@ -130,7 +141,7 @@ export class EventService {
     const facts = {
       event_type: eventType,
       source: input.source ?? 'api',
-      priority: input.priority ?? 5,
+      priority,
       security_level: securityLevel,
       emitter_id: origin.emitter?.userId ?? null,
     };

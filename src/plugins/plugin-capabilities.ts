@@ -76,26 +76,14 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
         if (data !== undefined && (data === null || typeof data !== 'object' || Array.isArray(data))) {
           throw new TypeError('event data must be an object');
         }
+        // Checked by the emit itself (1–10), as for `POST /api/v1/events`.
         const priority = options?.priority ?? undefined;
-        // The same rule as `POST /api/v1/events`: the dispatcher only knows priorities 1–10.
-        if (
-          priority !== undefined &&
-          (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 1 || priority > 10)
-        ) {
-          throw new AppError(
-            'VALIDATION_ERROR',
-            `priority must be an integer from 1 to 10, not ${String(priority)}`,
-            {
-              details: { field: 'priority', reason: 'must be an integer from 1 to 10', value: priority },
-            },
-          );
-        }
         const row = await services.events.emit(
           {
             event_type: eventType,
             source: `plugin:${id}`,
             data: (data ?? {}) as Record<string, unknown>,
-            ...(typeof priority === 'number' ? { priority } : {}),
+            ...(priority === undefined ? {} : { priority: priority as number }),
           },
           { emitter: undefined, requestId: '', userAgent: `plugin:${id}`, ipAddress: '' },
         );

@@ -12,6 +12,11 @@ export interface Settlement {
 const POLL_MS = 200;
 const CHUNK = 500;
 
+interface SignalWaits {
+  stoppers: Set<(reason: unknown) => void>;
+  onAbort: () => void;
+}
+
 /**
  * Waits for outbox rows to reach a final state: at once when this instance's dispatcher settles them (its
  * recorder tells), and by polling the outbox for rows another instance delivered. A row that disappeared (its
@@ -21,8 +26,8 @@ export class SettleWatcher {
   private readonly waiting = new Map<string, (s: Settlement) => void>();
   private readonly unsubscribe: () => void;
   private timer: NodeJS.Timeout | undefined;
-  private readonly stoppers = new Map<AbortSignal, Set<(reason: unknown) => void>>();
-  private readonly detach: (() => void)[] = [];
+  /** The signals with waits open on them (one listener each, however many waits). */
+  private readonly signals = new Map<AbortSignal, SignalWaits>();
 
   constructor(
     private readonly db: Kysely<Tables>,
@@ -47,12 +52,14 @@ export class SettleWatcher {
         }),
     );
     this.arm();
-    const stoppers = this.stoppersOf(signal);
+    const waits = this.waitsOn(signal);
     return new Promise<Settlement[]>((resolve, reject) => {
-      stoppers.add(reject);
+      waits.stoppers.add(reject);
       // The rows' promises only ever resolve, so this never rejects.
       void Promise.all(all).then((settled) => {
-        stoppers.delete(reject);
+        waits.stoppers.delete(reject);
+        // The signal's last open wait: its listener goes (a replay's signal outlives its waits).
+        if (waits.stoppers.size === 0) this.forget(signal);
         resolve(settled);
       });
     }).finally(() => {
@@ -60,27 +67,32 @@ export class SettleWatcher {
     });
   }
 
-  /** The rejections of the waits open on `signal`, all called by one listener when it aborts. */
-  private stoppersOf(signal: AbortSignal): Set<(reason: unknown) => void> {
-    let stoppers = this.stoppers.get(signal);
-    if (stoppers === undefined) {
-      const set = new Set<(reason: unknown) => void>();
-      stoppers = set;
-      this.stoppers.set(signal, set);
+  /** The waits open on `signal`, whose rejections one listener calls when it aborts. */
+  private waitsOn(signal: AbortSignal): SignalWaits {
+    let waits = this.signals.get(signal);
+    if (waits === undefined) {
+      const stoppers = new Set<(reason: unknown) => void>();
       const onAbort = () => {
-        const open = [...set];
-        set.clear();
-        for (const stop of open) stop(signal.reason);
+        this.forget(signal);
+        for (const stop of stoppers) stop(signal.reason);
       };
+      waits = { stoppers, onAbort };
+      this.signals.set(signal, waits);
       signal.addEventListener('abort', onAbort, { once: true });
-      this.detach.push(() => signal.removeEventListener('abort', onAbort));
     }
-    return stoppers;
+    return waits;
+  }
+
+  private forget(signal: AbortSignal): void {
+    const waits = this.signals.get(signal);
+    if (!waits) return;
+    this.signals.delete(signal);
+    signal.removeEventListener('abort', waits.onAbort);
   }
 
   close(): void {
     this.unsubscribe();
-    for (const detach of this.detach.splice(0)) detach();
+    for (const signal of [...this.signals.keys()]) this.forget(signal);
     clearTimeout(this.timer);
     this.waiting.clear();
   }
