@@ -242,7 +242,16 @@ async function assemble(
   registerErrorHandling(app);
   registerJsonBodyParser(app);
   await registerOpenApi(app, PLATFORM_VERSION);
-  await app.register(websocket, { options: { maxPayload: 1_048_576 } });
+  await app.register(websocket, {
+    options: { maxPayload: 1_048_576 },
+    // The plugin's own preClose closes every socket bare, before the stream hub (whose streams are the only
+    // WebSocket routes) ends them with their final `shutdown` message and resume point (stream-routes). This
+    // one only stops taking upgrades; the hub closes the sockets.
+    preClose(done) {
+      this.websocketServer.close();
+      done();
+    },
+  });
   registerRequestGates(app, { blockedIps, auth, rateLimiter: new RateLimiter(shared, cfg), maintenance });
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);

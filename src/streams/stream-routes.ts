@@ -127,10 +127,6 @@ export function registerStreamRoutes(
         connection.select(plan.patterns, plan.filters, plan.from);
       },
       wsHandler: (socket: WebSocket, request: FastifyRequest) => {
-        // @fastify/websocket closes every socket it tracks in a preClose hook of its own, which runs before the
-        // one above (it is registered first): with no close code and before the hub could send the final
-        // `shutdown` message with the resume point. The hub ends its streams itself (closeAll, and on stop).
-        app.websocketServer?.clients?.delete(socket);
         serveWebSocket(socket, request, plans.get(request)!, { hub, events, auth: deps.auth });
       },
     });
