@@ -51,15 +51,13 @@ export class BlockedIps {
   find(ip: string): BlockedIpRow | undefined {
     if (this.rules.length === 0 || !matches(this.list, ip)) return undefined;
     const now = nowIso();
-    return this.rules.find(
-      (r) => (r.row.expires_at === null || r.row.expires_at > now) && matches(r.list, ip),
-    )?.row;
+    return this.rules.find((r) => inForce(r.row, now) && matches(r.list, ip))?.row;
   }
 
   /** The rules in force now, newest first. */
   entries(): BlockedIpRow[] {
     const now = nowIso();
-    return this.rules.map((r) => r.row).filter((r) => r.expires_at === null || r.expires_at > now);
+    return this.rules.map((r) => r.row).filter((r) => inForce(r, now));
   }
 
   /** Adds a rule, or replaces the reason and expiry of the rule for the same range. */
@@ -82,9 +80,8 @@ export class BlockedIps {
     // A block whose time ran out is not in force: blocking the range again creates a block (201).
     const existing = await this.db
       .selectFrom('blocked_ips')
-      .select('id')
+      .select('expires_at')
       .where('cidr', '=', cidr)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', row.created_at)]))
       .executeTakeFirst();
     await this.db
       .insertInto('blocked_ips')
@@ -104,21 +101,19 @@ export class BlockedIps {
       .selectAll()
       .where('cidr', '=', cidr)
       .executeTakeFirst();
-    return { row: stored ?? row, created: existing === undefined };
+    return { row: stored ?? row, created: existing === undefined || !inForce(existing, row.created_at) };
   }
 
   /** Removes the rule for exactly this range; false when there is none in force (one that ran out is dropped). */
   async unblock(range: IpRange): Promise<boolean> {
     const now = nowIso();
-    const inForce = await this.db
-      .selectFrom('blocked_ips')
-      .select('id')
+    const removed = await this.db
+      .deleteFrom('blocked_ips')
       .where('cidr', '=', range.cidr)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-      .executeTakeFirst();
-    const r = await this.db.deleteFrom('blocked_ips').where('cidr', '=', range.cidr).executeTakeFirst();
-    if (Number(r.numDeletedRows) > 0) await this.changed();
-    return inForce !== undefined;
+      .returning('expires_at')
+      .execute();
+    if (removed.length > 0) await this.changed();
+    return removed.some((r) => inForce(r, now));
   }
 
   private async changed(): Promise<void> {
@@ -138,3 +133,7 @@ export class BlockedIps {
     this.list = buildBlockList(rows.map((r) => r.cidr));
   }
 }
+
+/** A rule is in force until its `expires_at` (for good when it has none). */
+const inForce = (row: Pick<BlockedIpRow, 'expires_at'>, now: string): boolean =>
+  row.expires_at === null || row.expires_at > now;
