@@ -31,17 +31,11 @@ import {
   toComponents,
 } from './backup-views.js';
 
-const originOf = (request: FastifyRequest): BackupOrigin => {
-  const origin = requestOrigin(request);
-  return {
-    userId: request.principal?.userId ?? null,
-    username: request.principal?.username ?? 'anonymous',
-    ip: origin.ipAddress,
-    userAgent: origin.userAgent,
-    requestId: origin.requestId,
-    correlationId: origin.correlationId,
-  };
-};
+const originOf = (request: FastifyRequest): BackupOrigin => ({
+  userId: request.principal?.userId ?? null,
+  username: request.principal?.username ?? 'anonymous',
+  request: requestOrigin(request),
+});
 
 const confirmRequired = (field: string) =>
   new AppError('VALIDATION_ERROR', `A restore replaces current data; set ${field} to true to go ahead`, {

@@ -42,11 +42,8 @@ import { runRestoreProcedure } from './restore-procedure.js';
 export interface BackupOrigin {
   userId: string | null;
   username: string;
-  ip?: string | undefined;
-  userAgent?: string | undefined;
-  requestId?: string | undefined;
-  /** The request's `X-Correlation-ID`, carried by the events as their correlation id. */
-  correlationId?: string | undefined;
+  /** The request that asked (none for the scheduler's and the CLI's): its audit entry and events carry it. */
+  request?: EventOrigin | undefined;
 }
 
 export interface CreateBackupInput {
@@ -470,7 +467,7 @@ export class BackupService implements PlatformService {
     await this.audit(origin, 'backup.create', row.id, data);
     this.deps.events.announce('backup.created', 'system', data, {
       actor: actorOf(origin),
-      origin: eventOriginOf(origin),
+      origin: origin.request,
     });
   }
 
@@ -487,8 +484,8 @@ export class BackupService implements PlatformService {
       details,
       actorId: origin.userId,
       adminUser: origin.username,
-      ...(origin.ip ? { ipAddress: origin.ip } : {}),
-      ...(origin.userAgent ? { userAgent: origin.userAgent } : {}),
+      ...(origin.request?.ipAddress ? { ipAddress: origin.request.ipAddress } : {}),
+      ...(origin.request?.userAgent ? { userAgent: origin.request.userAgent } : {}),
     });
   }
 
@@ -556,7 +553,7 @@ export class BackupService implements PlatformService {
     await this.audit(origin, 'backup.restore', archive.backup.id, { ...summary, status: 'completed' });
     this.deps.events.announce('backup.restored', 'system', summary, {
       actor: actorOf(origin),
-      origin: eventOriginOf(origin),
+      origin: origin.request,
     });
     return {
       ...summary,
@@ -632,14 +629,3 @@ export class BackupService implements PlatformService {
 
 const actorOf = (origin: BackupOrigin) =>
   origin.userId ? { id: origin.userId, username: origin.username } : undefined;
-
-/** The request behind an operation, for its events; none for the scheduler's and the CLI's. */
-const eventOriginOf = (origin: BackupOrigin): EventOrigin | undefined =>
-  origin.requestId === undefined
-    ? undefined
-    : {
-        requestId: origin.requestId,
-        correlationId: origin.correlationId,
-        userAgent: origin.userAgent ?? '',
-        ipAddress: origin.ip ?? '',
-      };
