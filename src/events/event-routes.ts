@@ -4,6 +4,7 @@ import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, pagination } from '../http/envelope.js';
 import { plainJson } from '../http/plain-json.js';
+import { requestOrigin } from '../kernel/platform-events.js';
 import type { EventListCache } from './event-list-cache.js';
 import {
   AuditTrail,
@@ -62,14 +63,10 @@ export function registerEventRoutes(
     },
     async (request, reply) => {
       const p = request.principal!;
-      const correlation = request.headers['x-correlation-id'];
-      const row = await events.emit(request.body, {
+      const origin = Object.assign(requestOrigin(request), {
         emitter: { userId: p.userId, username: p.username },
-        requestId: request.id,
-        userAgent: String(request.headers['user-agent'] ?? '').slice(0, 512),
-        ipAddress: request.ip,
-        correlationId: typeof correlation === 'string' && correlation ? correlation.slice(0, 128) : undefined,
       });
+      const row = await events.emit(request.body, origin);
       return reply.code(201).send(ok(request, { event: eventSummary(row) }));
     },
   );

@@ -3,6 +3,7 @@ import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from '../http/app-error.js';
 import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
+import type { EventOrigin } from '../kernel/platform-events.js';
 import { isUnstorableText } from '../kernel/storable-text.js';
 import type { EventBus } from './event-bus.js';
 import type { EventCipher } from './event-cipher.js';
@@ -30,12 +31,9 @@ export interface EmitInput {
 }
 
 /** Who emits and from where; the server's part of `metadata`. */
-export interface EmitOrigin {
+/** Where an emit came from: the request (or the platform's own caller) and, for an emit over the API, who. */
+export interface EmitOrigin extends EventOrigin {
   emitter: { userId: string; username: string } | undefined;
-  requestId: string;
-  userAgent: string;
-  ipAddress: string;
-  correlationId?: string | undefined;
 }
 
 export interface Reader {
