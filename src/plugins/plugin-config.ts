@@ -1,6 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { SECRET_MASK } from '../config/config-masking.js';
 import { AppError } from '../http/app-error.js';
+import { isJsonObject } from '../kernel/json-object.js';
 
 // One compiler for every plugin's config_schema: defaults filled in, `secret` known as an annotation.
 const ajv = new Ajv({ useDefaults: true, allErrors: true, strict: false });
@@ -78,7 +79,7 @@ export function mergeConfig(
   for (const [key, value] of Object.entries(patch)) {
     if (key === '__proto__' || key === 'constructor' || key === 'prototype') continue;
     if (value === null) delete out[key];
-    else out[key] = isObject(value) && isObject(out[key]) ? mergeConfig(out[key], value) : value;
+    else out[key] = isJsonObject(value) && isJsonObject(out[key]) ? mergeConfig(out[key], value) : value;
   }
   return out;
 }
@@ -96,21 +97,18 @@ const itemsOf = (schema: unknown): Record<string, unknown> | undefined => {
     : undefined;
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /**
  * A copy of `value` with `fn` applied to every value its schema marks `"secret": true`, found through
  * `properties` and array `items` (the places a configuration keeps nested settings).
  */
 export function mapSecrets(schema: unknown, value: unknown, fn: (secret: unknown) => unknown): unknown {
-  if (!isObject(schema)) return value;
+  if (!isJsonObject(schema)) return value;
   if (schema['secret'] === true) return fn(value);
   if (Array.isArray(value)) {
     const items = itemsOf(schema);
     return items ? value.map((v) => mapSecrets(items, v, fn)) : value;
   }
-  if (!isObject(value)) return value;
+  if (!isJsonObject(value)) return value;
   const out: Record<string, unknown> = { ...value };
   for (const [key, sub] of Object.entries(propertiesOf(schema))) {
     if (key in out) out[key] = mapSecrets(sub, out[key], fn);
@@ -127,14 +125,14 @@ export function maskConfig(schema: unknown, config: Record<string, unknown>): Re
 
 /** `input` with each secret sent back as the mask replaced by the current value at the same place. */
 function unmask(schema: unknown, input: unknown, current: unknown): unknown {
-  if (!isObject(schema)) return input;
+  if (!isJsonObject(schema)) return input;
   if (schema['secret'] === true) return input === SECRET_MASK && current !== undefined ? current : input;
   if (Array.isArray(input)) {
     const items = itemsOf(schema);
     return items && Array.isArray(current) ? input.map((v, i) => unmask(items, v, current[i])) : input;
   }
-  if (!isObject(input)) return input;
-  const was = isObject(current) ? current : {};
+  if (!isJsonObject(input)) return input;
+  const was = isJsonObject(current) ? current : {};
   for (const [key, sub] of Object.entries(propertiesOf(schema))) {
     if (key in input) input[key] = unmask(sub, input[key], was[key]);
   }

@@ -1,5 +1,6 @@
 import semver from 'semver';
 import { AppError } from '../http/app-error.js';
+import { isJsonObject } from '../kernel/json-object.js';
 import { newId } from '../kernel/new-id.js';
 import type { EventOrigin } from '../kernel/platform-events.js';
 import type { InterruptedTask, TaskContext, TaskRunner } from '../tasks/task-runner.js';
@@ -427,13 +428,10 @@ export class PluginUpdates {
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** The restore point an update task recorded in its details, when it is whole. */
 function restorePointOf(details: Record<string, unknown>): RestorePoint | undefined {
   const p = details['restore'];
-  if (!isObject(p)) return undefined;
+  if (!isJsonObject(p)) return undefined;
   if (typeof p['version'] !== 'string' || typeof p['sha256'] !== 'string' || typeof p['status'] !== 'string')
     return undefined;
   return {
@@ -442,7 +440,7 @@ function restorePointOf(details: Record<string, unknown>): RestorePoint | undefi
     sha256: p['sha256'],
     status: p['status'] as PluginStatus,
     enabled: p['enabled'] === 1 ? 1 : 0,
-    config: isObject(p['config']) ? p['config'] : {},
+    config: isJsonObject(p['config']) ? p['config'] : {},
   };
 }
 

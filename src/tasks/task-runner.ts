@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError, notFound } from '../http/app-error.js';
+import { parseJsonObject } from '../kernel/json-object.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
@@ -442,16 +443,9 @@ export class TaskRunner {
   private async recover(def: TaskType | undefined, row: TaskRow): Promise<void> {
     const hook = def?.options.onInterrupted;
     if (!hook) return;
-    let details: Record<string, unknown> = {};
     try {
-      const parsed = JSON.parse(row.details) as unknown;
-      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
-        details = parsed as Record<string, unknown>;
-    } catch {
       // Unreadable details: the hook gets none.
-    }
-    try {
-      await hook({ id: row.id, type: row.type, details });
+      await hook({ id: row.id, type: row.type, details: parseJsonObject(row.details) ?? {} });
     } catch (err) {
       this.deps.reportError(err);
       this.deps.log.warn(
@@ -469,12 +463,7 @@ export class TaskRunner {
     firstLine: string,
   ): void {
     const claim = row.claim ?? '';
-    let details: Record<string, unknown> = {};
-    try {
-      details = JSON.parse(row.details) as Record<string, unknown>;
-    } catch {
-      details = {};
-    }
+    const details = parseJsonObject(row.details) ?? {};
     const execution = new TaskExecution(
       row.id,
       row.type,
@@ -718,14 +707,10 @@ export class TaskRunner {
 
 /** The stored details of a task that ends with the steps it left running failed; unchanged when there are none. */
 function stepsEnded(text: string): string {
-  try {
-    const details = JSON.parse(text) as unknown;
-    if (details === null || typeof details !== 'object' || Array.isArray(details)) return text;
-    const ended = endRunningSteps(details as Record<string, unknown>, 'failed');
-    return ended === details ? text : JSON.stringify(ended);
-  } catch {
-    return text;
-  }
+  const details = parseJsonObject(text);
+  if (details === undefined) return text;
+  const ended = endRunningSteps(details, 'failed');
+  return ended === details ? text : JSON.stringify(ended);
 }
 
 // A task's error as stored: a handler may throw any text of any length, and a database refuses some of it.

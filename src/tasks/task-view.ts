@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Timestamp } from '../http/envelope.js';
+import { isJsonObject } from '../kernel/json-object.js';
 import type { TaskLogRow, TaskRow } from './task-store.js';
 
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
@@ -54,9 +55,7 @@ function parseObject(text: string | null): Record<string, unknown> | null {
   if (text === null) return null;
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : { value };
+    return isJsonObject(value) ? value : { value };
   } catch {
     return null;
   }

@@ -2,6 +2,7 @@ import type { ApiKeyRow } from '../auth/api-key-store.js';
 import { apiKeyIsActive } from '../auth/auth-views.js';
 import { expandPermissions, permissionsOf } from '../auth/roles.js';
 import type { SessionRow } from '../auth/session-store.js';
+import { parseJsonObject } from '../kernel/json-object.js';
 import { rolesOf, type UserRow } from './user-store.js';
 
 type Status = 'active' | 'inactive' | 'suspended';
@@ -9,16 +10,7 @@ type Status = 'active' | 'inactive' | 'suspended';
 const PROFILE_DEFAULTS = { avatar_url: '', bio: '', location: '' };
 const PREFERENCE_DEFAULTS = { theme: 'system', language: 'en', notifications: true };
 
-function parseObject(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
-  }
-}
+const parseObject = (text: string): Record<string, unknown> => parseJsonObject(text) ?? {};
 
 export const profileOf = (row: Pick<UserRow, 'profile'>) => ({
   ...PROFILE_DEFAULTS,
