@@ -68,7 +68,9 @@ export class MetricSamplesStore {
         buckets = new Map();
         perBucket.set(r.name, buckets);
       }
-      buckets.set(at, [...(buckets.get(at) ?? []), part]);
+      const parts = buckets.get(at);
+      if (parts) parts.push(part);
+      else buckets.set(at, [part]);
     }
     const out: Record<string, Point[]> = {};
     for (const name of names) {

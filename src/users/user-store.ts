@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import { type ExpressionBuilder, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { Dialect } from '../storage/database.js';
 import { UNICODE_LOWER } from '../storage/sqlite/unicode-lower.js';
@@ -231,22 +231,19 @@ export class UserStore {
     const now = nowIso();
     const row = await this.db
       .updateTable('users')
-      .set((eb) => {
-        const expired = eb.and([eb('locked_until', 'is not', null), eb('locked_until', '<=', now)]);
-        return {
-          failed_login_attempts: eb
-            .case()
-            .when(expired)
-            .then(1)
-            .else(eb('failed_login_attempts', '+', 1))
-            .end(),
-          locked_until: eb.case().when(expired).then(null).else(eb.ref('locked_until')).end(),
-        };
-      })
+      .set((eb) => ({
+        failed_login_attempts: eb
+          .case()
+          .when(lockRanOut(eb, now))
+          .then(1)
+          .else(eb('failed_login_attempts', '+', 1))
+          .end(),
+        locked_until: eb.case().when(lockRanOut(eb, now)).then(null).else(eb.ref('locked_until')).end(),
+      }))
       .where('id', '=', id)
       .where((eb) =>
         eb.or([
-          eb.and([eb('locked_until', 'is not', null), eb('locked_until', '<=', now)]),
+          lockRanOut(eb, now),
           eb.and([eb('locked_until', 'is', null), eb('failed_login_attempts', '<', max)]),
         ]),
       )
@@ -279,3 +276,7 @@ export class UserStore {
 }
 
 export const rolesOf = (row: Pick<UserRow, 'roles'>): string[] => JSON.parse(row.roles) as string[];
+
+/** A lockout that has run out: the account is open again and its count of attempts starts afresh. */
+const lockRanOut = (eb: ExpressionBuilder<Tables, 'users'>, now: string) =>
+  eb.and([eb('locked_until', 'is not', null), eb('locked_until', '<=', now)]);
