@@ -13,6 +13,7 @@ import type { Tables } from '../storage/tables.js';
 import { insertInOrder } from './delivery-order.js';
 import { DeliveryRecorder, type DeliveryResult } from './delivery-recorder.js';
 import { type DispatchSubscription, DispatchSubscriptions } from './dispatch-subscriptions.js';
+import { ForgottenDeliveries } from './forgotten-deliveries.js';
 import { LatencyWindow } from './latency-window.js';
 import type { Bookkeeping } from './outbox-store.js';
 import { type ClaimedDelivery, OutboxStore } from './outbox-store.js';
@@ -39,24 +40,6 @@ interface Lane {
 const CLAIM_LIMIT = 200;
 // While every lane has work queued, no claim for fewer rows than this (each costs a statement and a commit).
 const MIN_CLAIM = 64;
-// Cancelled replays remembered, so that rows of theirs a claim under way still brings in are dropped.
-const CANCELLED_REPLAYS = 1000;
-// Purged events remembered, for the same reason (a claim that read an event just before its purge committed).
-const FORGOTTEN_EVENTS = 10_000;
-// Event ids per announcement of a purge (a purge deletes in chunks of 500).
-const FORGET_IDS_PER_MESSAGE = 1000;
-
-/**
- * Deliveries every instance's dispatcher must no longer send: those of a cancelled replay, and those of purged
- * events. Held (claimed, not yet under way) deliveries are dropped on receipt; in flight ones finish.
- */
-export const FORGET_CHANNEL = 'webhooks.deliveries.forget';
-
-interface ForgetNotice {
-  origin: string;
-  replay_id?: string;
-  event_ids?: string[];
-}
 // In-flight deliveries get this long to finish at shutdown before they are aborted and handed back.
 const STOP_GRACE_MS = 1000;
 // A subscription holds at most this many times its concurrency (in flight + waiting); a claim gives each lane
@@ -109,12 +92,8 @@ export class WebhookDispatcher implements PlatformService {
   /** Outbox rows held under this instance's lease until their outcome is written or they are handed back. */
   private readonly held = new Set<string>();
   private abandoned: string[] = [];
-  /** Replays cancelled (here or on another instance; oldest first): their deliveries are no longer sent from here. */
-  private readonly cancelledReplays = new Set<string>();
-  /** Events purged lately (here or on another instance; oldest first): their deliveries are not sent from here. */
-  private readonly forgottenEvents = new Set<string>();
-  /** Tells this instance's own announcements apart from the others'. */
-  private readonly origin = randomUUID();
+  /** Cancelled replays and purged events (here or on another instance): their deliveries are not sent from here. */
+  private readonly forgotten: ForgottenDeliveries;
   private stopListening: (() => void) | undefined;
   private inFlight = 0;
   private pumping: Promise<void> | undefined;
@@ -152,6 +131,12 @@ export class WebhookDispatcher implements PlatformService {
     this.consumers = deps.consumers;
     this.outbox = new OutboxStore(deps.db, deps.dialect, deps.cipher, deps.bookkeeping);
     this.subscriptions = new DispatchSubscriptions(deps.db, deps.cipher);
+    this.forgotten = new ForgottenDeliveries({
+      shared: deps.shared,
+      onReplay: (replayId) => this.dropReplay(replayId).catch((err: unknown) => this.fail(err)),
+      onEvents: () => this.dropPurged(),
+      fail: (err) => this.fail(err),
+    });
     this.recorder = new DeliveryRecorder({
       db: deps.db,
       dialect: deps.dialect,
@@ -197,10 +182,8 @@ export class WebhookDispatcher implements PlatformService {
    * Deliveries already under way finish.
    */
   async cancelReplay(replayId: string): Promise<void> {
-    await Promise.all([
-      this.announce({ origin: this.origin, replay_id: replayId }),
-      this.forgetReplay(replayId),
-    ]);
+    const announced = this.forgotten.replayCancelled(replayId);
+    await Promise.all([announced, this.dropReplay(replayId)]);
   }
 
   /**
@@ -210,25 +193,19 @@ export class WebhookDispatcher implements PlatformService {
    */
   async forgetEvents(eventIds: readonly string[]): Promise<void> {
     if (eventIds.length === 0) return;
-    const announced: Promise<void>[] = [];
-    for (let i = 0; i < eventIds.length; i += FORGET_IDS_PER_MESSAGE) {
-      const event_ids = eventIds.slice(i, i + FORGET_IDS_PER_MESSAGE);
-      announced.push(this.announce({ origin: this.origin, event_ids }));
-    }
-    this.forgetPurged(eventIds);
-    await Promise.all(announced);
+    const announced = this.forgotten.eventsPurged(eventIds);
+    this.dropPurged();
+    await announced;
   }
 
-  private async forgetReplay(replayId: string): Promise<void> {
-    remember(this.cancelledReplays, [replayId], CANCELLED_REPLAYS);
-    const ids = this.unqueue((i) => i.replay_id === replayId);
-    await this.dropCancelled(ids);
+  /** Drops the waiting deliveries of a cancelled replay (writing them `dropped`). */
+  private async dropReplay(replayId: string): Promise<void> {
+    await this.dropCancelled(this.unqueue((i) => i.replay_id === replayId));
   }
 
-  private forgetPurged(eventIds: readonly string[]): void {
-    remember(this.forgottenEvents, eventIds, FORGOTTEN_EVENTS);
-    // Their rows are gone with the events: nothing to write back, only to let go.
-    const ids = this.unqueue((i) => this.forgottenEvents.has(i.event_id));
+  /** Lets go of the waiting deliveries of purged events: their rows are gone with the events. */
+  private dropPurged(): void {
+    const ids = this.unqueue((i) => this.forgotten.isPurged(i.event_id));
     for (const id of ids) this.held.delete(id);
     this.counts.dropped += ids.length;
   }
@@ -237,27 +214,16 @@ export class WebhookDispatcher implements PlatformService {
   private unqueue(drop: (item: Item) => boolean): string[] {
     const ids: string[] = [];
     for (const lane of [...this.lanes.values()]) {
-      const kept = lane.queue.filter((i) => !drop(i));
+      const kept: Item[] = [];
+      for (const i of lane.queue) {
+        if (drop(i)) ids.push(i.id);
+        else kept.push(i);
+      }
       if (kept.length === lane.queue.length) continue;
-      for (const i of lane.queue) if (drop(i)) ids.push(i.id);
       lane.queue = kept;
       if (lane.inFlight === 0 && lane.queue.length === 0) this.lanes.delete(lane.id);
     }
     return ids;
-  }
-
-  private async announce(notice: ForgetNotice): Promise<void> {
-    if (this.deps.shared.kind === 'memory') return;
-    // Not fatal: without the notice the other instances send what they hold (at least once, as before).
-    await this.deps.shared.publish(FORGET_CHANNEL, notice).catch((err: unknown) => this.fail(err));
-  }
-
-  private heard(message: unknown): void {
-    const m = message as Partial<ForgetNotice> | null;
-    if (m === null || typeof m !== 'object' || m.origin === this.origin) return;
-    if (typeof m.replay_id === 'string')
-      this.forgetReplay(m.replay_id).catch((err: unknown) => this.fail(err));
-    if (Array.isArray(m.event_ids)) this.forgetPurged(m.event_ids.filter((id) => typeof id === 'string'));
   }
 
   /** Makes the HTTP pool ready before the first delivery (called once subscriptions exist). */
@@ -276,7 +242,7 @@ export class WebhookDispatcher implements PlatformService {
     this.sender = new WebhookSender(() => this.deps.cfg().webhooks.allow_private_targets);
     this.running = true;
     this.takeoverDue = true;
-    this.stopListening ??= this.deps.shared.subscribe(FORGET_CHANNEL, (m) => this.heard(m));
+    this.stopListening ??= this.forgotten.listen();
     await this.subscriptions.refresh(true);
     if (this.subscriptions.hasWebhooks()) this.sender.warm();
     this.armPoll();
@@ -510,13 +476,13 @@ export class WebhookDispatcher implements PlatformService {
     const cancelled: string[] = [];
     const touched = new Set<Lane>();
     for (const item of ready) {
-      if (this.forgottenEvents.has(item.event_id)) {
+      if (this.forgotten.isPurged(item.event_id)) {
         // Purged since the claim read it: its row is gone.
         this.held.delete(item.id);
         this.counts.dropped += 1;
         continue;
       }
-      if (item.replay_id !== null && this.cancelledReplays.has(item.replay_id)) {
+      if (this.forgotten.isCancelled(item.replay_id)) {
         cancelled.push(item.id);
         continue;
       }
@@ -719,17 +685,20 @@ export class WebhookDispatcher implements PlatformService {
     }
     for (const [replayId, claimed] of groups) {
       // Events purged since the claim (or while an earlier group was sent): their rows are gone.
-      const group = claimed.filter((i) => !this.forgottenEvents.has(i.event_id));
-      if (group.length < claimed.length) {
-        for (const item of claimed) if (!group.includes(item)) this.held.delete(item.id);
-        this.counts.dropped += claimed.length - group.length;
-        if (group.length === 0) continue;
+      const group: Item[] = [];
+      for (const item of claimed) {
+        if (!this.forgotten.isPurged(item.event_id)) group.push(item);
+        else {
+          this.held.delete(item.id);
+          this.counts.dropped += 1;
+        }
       }
+      if (group.length === 0) continue;
       if (this.stopController.signal.aborted) {
         for (const item of group) this.abandoned.push(item.id);
         continue;
       }
-      if (replayId !== null && this.cancelledReplays.has(replayId)) {
+      if (this.forgotten.isCancelled(replayId)) {
         await this.dropCancelled(group.map((i) => i.id));
         continue;
       }
@@ -975,18 +944,6 @@ export class WebhookDispatcher implements PlatformService {
   private fail(err: unknown): void {
     this.lastError = { at: Date.now(), message: err instanceof Error ? err.message : String(err) };
     this.deps.reportError(err);
-  }
-}
-
-/** Adds to a set kept in insertion order, forgetting the oldest past `max`. */
-function remember(set: Set<string>, values: Iterable<string>, max: number): void {
-  for (const v of values) {
-    set.delete(v);
-    set.add(v);
-  }
-  for (const v of set) {
-    if (set.size <= max) break;
-    set.delete(v);
   }
 }
 
