@@ -19,6 +19,8 @@ const projects = [
       // The two-instance 5xx alert counts through Redis: it has no embedded form either.
       exclude: ['test/cluster/**', 'test/security/server-errors-cluster.test.ts'],
       env: { PLATFORM_TEST_BACKEND: 'sqlite' },
+      // The console tests' Chromium, chosen (and unpacked when it is the bundled one) once per run.
+      globalSetup: ['test/console/chromium-setup.ts'],
     },
   },
   {
@@ -37,6 +39,7 @@ const projects = [
         'test/openapi/**',
         'test/cli/cli-commands.test.ts',
         'test/cli/serve.test.ts',
+        'test/cli/npm-start.test.ts',
         'test/backups/backup-cli.test.ts',
         'test/contract/typed-client.test.ts',
         'test/contract/interface-routes.test.ts',

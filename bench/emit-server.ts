@@ -7,13 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import pg from 'pg';
 import { loadBootConfig } from '../src/config/load-config.js';
 import { createPlatform } from '../src/server.js';
 import { RAISED_RATE_LIMITS } from './bench-config.js';
+import { tempPostgresDatabase } from './bench-database.js';
 
 const mode = process.argv[2] ?? 'bare';
-const PG_ADMIN = process.env.PLATFORM_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ADMIN_PASSWORD = 'bench-admin-password';
 
 async function bare(): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -28,7 +27,7 @@ async function bare(): Promise<{ url: string; stop: () => Promise<void> }> {
 
 async function platform(): Promise<{ url: string; token: string; stop: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'platform-bench-'));
-  let dbName: string | undefined;
+  let dropDatabase: (() => Promise<void>) | undefined;
   const tree: Record<string, unknown> = {
     server: { port: 0, environment: 'bench' },
     storage: { data_dir: dir },
@@ -36,15 +35,9 @@ async function platform(): Promise<{ url: string; token: string; stop: () => Pro
     rate_limits: RAISED_RATE_LIMITS,
   };
   if (mode === 'postgres') {
-    dbName = `platform_bench_${process.pid}`;
-    const admin = new pg.Client({ connectionString: PG_ADMIN });
-    await admin.connect();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.query(`create database ${dbName}`);
-    await admin.end();
-    const url = new URL(PG_ADMIN);
-    url.pathname = `/${dbName}`;
-    tree['database'] = { url: url.toString(), pool_max: 20 };
+    const database = await tempPostgresDatabase(`platform_bench_${process.pid}`);
+    dropDatabase = database.drop;
+    tree['database'] = { url: database.url, pool_max: 20 };
   }
   const boot = loadBootConfig({
     env: { PLATFORM_ADMIN_PASSWORD: ADMIN_PASSWORD },
@@ -65,12 +58,7 @@ async function platform(): Promise<{ url: string; token: string; stop: () => Pro
     stop: async () => {
       await p.close();
       rmSync(dir, { recursive: true, force: true });
-      if (dbName) {
-        const admin = new pg.Client({ connectionString: PG_ADMIN });
-        await admin.connect();
-        await admin.query(`drop database if exists ${dbName} with (force)`);
-        await admin.end();
-      }
+      await dropDatabase?.();
     },
   };
 }

@@ -1,7 +1,9 @@
 /**
  * Emit throughput: 64 concurrent keep-alive clients POSTing events for a fixed time, against a bare Fastify
- * route and against the platform on SQLite and on PostgreSQL, measured in the same run, in turns of 1 s. Each
- * server runs in its own process; the load (autocannon) runs in this one.
+ * route, against the platform on SQLite and on PostgreSQL, and against the durable-emit limit of each database
+ * (`limit-sqlite`, `limit-postgres`: bench/bare-emit-server.ts, a bare route writing the same rows the same
+ * way), measured in the same run, in turns of 1 s. Each server runs in its own process; the load (autocannon)
+ * runs in this one.
  *
  *   npm run bench:events                       # every case, 10 s each
  *   npm run bench:events -- --duration 5 sqlite
@@ -10,6 +12,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { PG_ADMIN } from './bench-database.js';
 import { httpLoadInTurns } from './http-load.js';
 import { benchNodeArgs } from './platform-process.js';
 
@@ -24,7 +27,15 @@ const { values, positionals } = parseArgs({
 });
 const duration = Math.min(Number(values.duration), 20);
 const connections = Number(values.connections);
-const cases = positionals.length > 0 ? positionals : ['bare', 'sqlite', 'postgres'];
+const cases =
+  positionals.length > 0 ? positionals : ['bare', 'limit-sqlite', 'sqlite', 'limit-postgres', 'postgres'];
+/** The display name of a case (bench/event-cases.ts finds the rows by it). */
+const caseName = (mode: string) =>
+  mode === 'bare'
+    ? 'bare fastify route'
+    : mode.startsWith('limit-')
+      ? `durable-emit limit (${mode.slice('limit-'.length)})`
+      : `platform (${mode})`;
 const body = JSON.stringify({
   event_type: 'bench.order.created',
   source: 'bench',
@@ -39,22 +50,23 @@ interface Row {
   p99: number;
   non2xx: number;
   errors: number;
+  /** The server's CPU time per request, µs. */
+  cpu_us: number | null;
 }
 
 async function start(mode: string): Promise<{ child: ChildProcess; url: string; token: string }> {
-  const child = spawn(
-    process.execPath,
-    [...benchNodeArgs(), '--import', 'tsx', 'bench/emit-server.ts', mode],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const script = mode.startsWith('limit-')
+    ? ['bench/bare-emit-server.ts', mode.slice('limit-'.length)]
+    : ['bench/emit-server.ts', mode];
+  const child = spawn(process.execPath, [...benchNodeArgs(), '--import', 'tsx', ...script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines = createInterface({ input: child.stdout! });
   for await (const line of lines) {
     // The ready line; the platform's own log lines (also JSON) go to the same stdout.
     if (line.startsWith('{"url":')) {
-      const ready = JSON.parse(line) as { url: string; token: string };
-      return { child, ...ready };
+      const ready = JSON.parse(line) as { url: string; token?: string };
+      return { child, url: ready.url, token: ready.token ?? '' };
     }
   }
   throw new Error(`${mode} server exited before it was ready`);
@@ -68,7 +80,7 @@ async function stop(child: ChildProcess): Promise<void> {
 
 async function postgresReachable(): Promise<boolean> {
   const c = new pg.Client({
-    connectionString: process.env.PLATFORM_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    connectionString: PG_ADMIN,
     connectionTimeoutMillis: 2000,
   });
   try {
@@ -87,16 +99,17 @@ const servers: Array<{ name: string; child: ChildProcess; url: string; token: st
 const rows: Row[] = [];
 try {
   for (const mode of cases) {
-    if (mode === 'postgres' && !(await postgresReachable())) {
-      process.stdout.write('postgres: not reachable, skipped\n');
+    if (mode.endsWith('postgres') && !(await postgresReachable())) {
+      process.stdout.write(`${mode}: not reachable, skipped\n`);
       continue;
     }
     const server = await start(mode);
-    servers.push({ name: mode === 'bare' ? 'bare fastify route' : `platform (${mode})`, ...server });
+    servers.push({ name: caseName(mode), ...server });
   }
   const results = await httpLoadInTurns(
     servers.map((server) => ({
       url: `${server.url}/api/v1/events`,
+      pid: server.child.pid,
       method: 'POST' as const,
       body,
       headers: {
@@ -114,6 +127,7 @@ try {
       p99: r.p99,
       non2xx: r.non2xx,
       errors: r.errors,
+      cpu_us: r.server_cpu_us,
     });
   }
 } finally {
@@ -122,12 +136,13 @@ try {
 
 const bare = rows.find((r) => r.name === 'bare fastify route');
 const table = [
-  '| case | requests/s | p50 ms | p99 ms | non-2xx | errors | of bare |',
-  '|---|---:|---:|---:|---:|---:|---:|',
-  ...rows.map(
-    (r) =>
-      `| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${bare ? `${Math.round((r.rps / bare.rps) * 100)} %` : '–'} |`,
-  ),
+  '| case | requests/s | server CPU µs/request | p50 ms | p99 ms | non-2xx | errors | of bare | of its limit |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...rows.map((r) => {
+    const limit = rows.find((l) => l.name === r.name.replace('platform', 'durable-emit limit'));
+    const percent = (of: Row | undefined) => (of ? `${Math.round((r.rps / of.rps) * 100)} %` : '–');
+    return `| ${r.name} | ${r.rps} | ${r.cpu_us ?? '–'} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} | ${percent(bare)} | ${r.name.startsWith('platform') ? percent(limit) : '–'} |`;
+  }),
 ];
 if (values.json) {
   process.stdout.write(`${JSON.stringify({ connections, duration, body_bytes: body.length, rows })}\n`);

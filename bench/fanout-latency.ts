@@ -126,8 +126,9 @@ while (received < expected && now() < deadline) {
 }
 
 const elapsed = (now() - started) / 1000;
+const serverCpuSeconds = cpuSeconds(child.pid!) - cpuBefore.server;
 const cpu = {
-  server: (cpuSeconds(child.pid!) - cpuBefore.server) / elapsed,
+  server: serverCpuSeconds / elapsed,
   client: (cpuSeconds(process.pid) - cpuBefore.client + emitterCpuAfter - emitterCpuBefore) / elapsed,
 };
 // The server's own part: from the hub taking an event to the end of the write to its last client.
@@ -151,7 +152,7 @@ const pct = (p: number) =>
 if (values.json) {
   const ms = (p: number) => (latencies.length ? Number(pct(p)) : null);
   process.stdout.write(
-    `${JSON.stringify({ ws: wsCount, sse: sseCount, rate, duration, mode: values.mode, emitted, answered_in_time: answeredInTime, delivered: received, expected, p50_ms: ms(0.5), p99_ms: ms(0.99), max_ms: latencies.at(-1) ?? null, server_cpu: round(cpu.server), client_cpu: round(cpu.client), server_offer_p50_ms: offerDelay.p50, server_offer_p99_ms: offerDelay.p99, events_per_flush: hub.data.metrics['average_events_per_flush'], flush_ms: hub.data.metrics['average_flush_ms'] })}\n`,
+    `${JSON.stringify({ ws: wsCount, sse: sseCount, rate, duration, mode: values.mode, emitted, answered_in_time: answeredInTime, delivered: received, expected, p50_ms: ms(0.5), p95_ms: ms(0.95), p99_ms: ms(0.99), max_ms: latencies.at(-1) ?? null, server_cpu: round(cpu.server), server_cpu_us_per_event: emitted > 0 ? Math.round((serverCpuSeconds * 1e6) / emitted) : null, client_cpu: round(cpu.client), server_offer_p50_ms: offerDelay.p50, server_offer_p99_ms: offerDelay.p99, events_per_flush: hub.data.metrics['average_events_per_flush'], flush_ms: hub.data.metrics['average_flush_ms'] })}\n`,
   );
   process.exit(0);
 }

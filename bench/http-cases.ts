@@ -41,7 +41,7 @@ export async function runHttpCases(options: HttpCaseOptions): Promise<ResultRow[
   // time: a slow spell of the host then weighs on the platform and its baseline alike.
   const inTurns = async (
     name: string,
-    targets: Array<{ url: string; headers?: Record<string, string> }>,
+    targets: Array<{ url: string; headers?: Record<string, string>; pid?: number | undefined }>,
   ): Promise<LoadResult[]> => {
     log(`  ${name}`);
     const results = await httpLoadInTurns(targets, { connections, duration });
@@ -78,19 +78,19 @@ export async function runHttpCases(options: HttpCaseOptions): Promise<ResultRow[
     let status: LoadResult;
     let list: LoadResult;
     [status, bareStatus] = (await inTurns('GET /api/v1/status: platform and bare, in turns', [
-      { url: `${platform.url}/api/v1/status`, headers: bearer },
-      { url: `${bareUrl}/api/v1/status` },
+      { url: `${platform.url}/api/v1/status`, headers: bearer, pid: platform.pid },
+      { url: `${bareUrl}/api/v1/status`, pid: bare.child.pid },
     ])) as [LoadResult, LoadResult];
     [list, bareList] = (await inTurns(`GET ${LIST_PATH}${LIST_QUERY}: platform and bare, in turns`, [
-      { url: `${platform.url}${LIST_PATH}${LIST_QUERY}`, headers: bearer },
-      { url: `${bareUrl}${LIST_PATH}${LIST_QUERY}` },
+      { url: `${platform.url}${LIST_PATH}${LIST_QUERY}`, headers: bearer, pid: platform.pid },
+      { url: `${bareUrl}${LIST_PATH}${LIST_QUERY}`, pid: bare.child.pid },
     ])) as [LoadResult, LoadResult];
     const [pub, jwt, key] = (await inTurns(
       'platform GET /api/v1/health without credentials, with a bearer token, with an API key, in turns',
       [
-        { url: `${platform.url}/api/v1/health` },
-        { url: `${platform.url}/api/v1/health`, headers: bearer },
-        { url: `${platform.url}/api/v1/health`, headers: { 'x-api-key': apiKey } },
+        { url: `${platform.url}/api/v1/health`, pid: platform.pid },
+        { url: `${platform.url}/api/v1/health`, headers: bearer, pid: platform.pid },
+        { url: `${platform.url}/api/v1/health`, headers: { 'x-api-key': apiKey }, pid: platform.pid },
       ],
     )) as [LoadResult, LoadResult, LoadResult];
     measured = { status, list, public: pub, jwt, apiKey: key };
@@ -101,6 +101,8 @@ export async function runHttpCases(options: HttpCaseOptions): Promise<ResultRow[
   }
 
   const perRequestUs = (r: LoadResult) => 1e6 / r.rps;
+  const cpu = (r: LoadResult, bare?: LoadResult) =>
+    `server CPU ${r.server_cpu_us ?? '–'} µs per request${bare ? ` (bare ${bare.server_cpu_us ?? '–'} µs)` : ''}`;
   const atLeast70 = (_: number, ratio: number | null) => ratio !== null && ratio >= 0.7;
   return [
     row({
@@ -111,7 +113,7 @@ export async function runHttpCases(options: HttpCaseOptions): Promise<ResultRow[
       baseline: { label: 'bare Fastify, same body', value: bareStatus.rps },
       target: '≥ 70 % of bare',
       check: atLeast70,
-      note: `p50/p99 ${measured.status.p50}/${measured.status.p99} ms (bare ${bareStatus.p50}/${bareStatus.p99} ms)`,
+      note: `${cpu(measured.status, bareStatus)}; p50/p99 ${measured.status.p50}/${measured.status.p99} ms (bare ${bareStatus.p50}/${bareStatus.p99} ms)`,
     }),
     row({
       id: 'http.list',
@@ -121,7 +123,7 @@ export async function runHttpCases(options: HttpCaseOptions): Promise<ResultRow[
       baseline: { label: 'bare Fastify, same body', value: bareList.rps },
       target: '≥ 70 % of bare',
       check: atLeast70,
-      note: `p50/p99 ${measured.list.p50}/${measured.list.p99} ms (bare ${bareList.p50}/${bareList.p99} ms)`,
+      note: `${cpu(measured.list, bareList)}; p50/p99 ${measured.list.p50}/${measured.list.p99} ms (bare ${bareList.p50}/${bareList.p99} ms)`,
     }),
     row({
       id: 'auth.jwt_overhead_us',
@@ -130,7 +132,7 @@ export async function runHttpCases(options: HttpCaseOptions): Promise<ResultRow[
       unit: 'µs',
       baseline: { label: 'whole public request', value: perRequestUs(measured.public) },
       target: null,
-      note: `GET /api/v1/health at ${measured.jwt.rps} req/s with a bearer token, ${measured.public.rps} req/s without`,
+      note: `GET /api/v1/health at ${measured.jwt.rps} req/s with a bearer token, ${measured.public.rps} req/s without; ${cpu(measured.jwt)} with the token, ${measured.public.server_cpu_us ?? '–'} µs without`,
     }),
     row({
       id: 'auth.api_key_overhead_us',
@@ -139,7 +141,7 @@ export async function runHttpCases(options: HttpCaseOptions): Promise<ResultRow[
       unit: 'µs',
       baseline: { label: 'whole public request', value: perRequestUs(measured.public) },
       target: null,
-      note: `GET /api/v1/health at ${measured.apiKey.rps} req/s with an API key, ${measured.public.rps} req/s without`,
+      note: `GET /api/v1/health at ${measured.apiKey.rps} req/s with an API key, ${measured.public.rps} req/s without; ${cpu(measured.apiKey)} with the key`,
     }),
   ];
 }

@@ -7,9 +7,12 @@
  * - per connection: N idle WebSocket connections opened by a separate client process; the server's VmRSS
  *   after minus before, divided by N.
  */
+import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
+import { benchEnvironment } from './bench-config.js';
 import { spawnJsonChild } from './json-child.js';
 import {
+  ADMIN_PASSWORD,
   adminToken,
   launchServer,
   type PlatformRuntime,
@@ -55,6 +58,8 @@ export async function runStartupAndMemoryCases(options: MemoryCaseOptions): Prom
   log('  platform: cold start (new data folder)');
   const cold = await startPlatformProcess({ runtime: options.runtime });
   await cold.stop({ keepData: true });
+  log('  platform: npm start (same data folder)');
+  const viaNpm = await npmStart(cold.dataDir);
   log('  platform: warm start (same data folder)');
   const warm = await startPlatformProcess({ runtime: options.runtime, dataDir: cold.dataDir });
   let idleRss: number;
@@ -93,6 +98,24 @@ export async function runStartupAndMemoryCases(options: MemoryCaseOptions): Prom
       check: readyTarget,
       note: `\`listening on\` after ${Math.round(warm.listeningMs)} ms (bare ${Math.round(bare.listeningMs)} ms)`,
     }),
+    viaNpm === undefined
+      ? notMeasured(
+          'startup.npm_start_ms',
+          'start-up to ready through `npm start`',
+          'ms',
+          '≤ 1000 ms',
+          'run through `npm run bench`, after a build (`npm start` would build first)',
+        )
+      : row({
+          id: 'startup.npm_start_ms',
+          figure: 'start-up to ready through `npm start`, nothing changed since the build',
+          value: viaNpm.readyMs,
+          unit: 'ms',
+          baseline: { label: 'bare Fastify process', value: bare.readyMs },
+          target: '≤ 1000 ms',
+          check: readyTarget,
+          note: `\`listening on\` after ${Math.round(viaNpm.listeningMs)} ms: npm itself, then the build check and the server in one process`,
+        }),
     row({
       id: 'memory.idle_rss_mb',
       figure: 'idle memory (RSS after start)',
@@ -157,4 +180,22 @@ async function perConnectionRow(
     check: (kb) => kb <= 20,
     note: `${n} connections from a separate client process; server VmRSS after − before, ÷ ${n}`,
   });
+}
+
+/**
+ * The README's start command, timed like the others: npm, its pre-step that checks the build is current, and the
+ * server (which its script execs). Undefined when not run through npm or when a build would be due.
+ */
+async function npmStart(dataDir: string): Promise<{ listeningMs: number; readyMs: number } | undefined> {
+  const npmCli = process.env['npm_execpath'];
+  const current = spawnSync(process.execPath, [resolve(ROOT, 'scripts/start.mjs'), '--dry-run']);
+  if (!npmCli || current.status !== 0) return undefined;
+  const server = await launchServer({
+    args: [npmCli, 'start', '--silent'],
+    cwd: ROOT,
+    env: benchEnvironment(dataDir, ADMIN_PASSWORD),
+    readyPath: '/api/v1/ready',
+  });
+  await server.stop();
+  return { listeningMs: server.listeningMs, readyMs: server.readyMs };
 }

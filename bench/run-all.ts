@@ -2,14 +2,16 @@
  * `npm run bench`: every benchmark in one run, each figure next to its baseline measured in the same run,
  * printed as one table (markdown). Progress goes to stderr.
  *
- *   npm run bench                      # everything, about 3–4 minutes
+ *   npm run bench                      # everything, about 5 minutes
  *   npm run -s bench -- --json         # one JSON document on stdout instead of the table
  *   npm run bench -- --out results.json   # the table, and the JSON document in a file
  *   npm run bench -- --build           # compile dist/ first, so the built platform is measured
  *   npm run bench -- --only http,memory --duration 3
  *
- * Groups: http (request throughput, authentication cost), events (emit throughput), fanout, webhooks,
- * memory (start-up, idle memory, memory per WebSocket connection).
+ * Groups: http (request throughput, authentication cost), events (emit throughput, against a bare route and
+ * against each database's durable-emit limit), fanout, webhooks (against a pre-signed bare loop and the
+ * delivery limit),
+ * latency (emit → webhook and stream receipt under steady load, bench/delivery-latency.ts), memory (start-up, idle memory, memory per WebSocket connection).
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -20,13 +22,14 @@ import { parseArgs } from 'node:util';
 import { runWebhookCases } from './delivery-cases.js';
 import { runEmitCases, runFanoutCase } from './event-cases.js';
 import { runHttpCases } from './http-cases.js';
+import { runLatencyCases } from './latency-cases.js';
 import { runStartupAndMemoryCases } from './memory-cases.js';
 import { platformRuntime } from './platform-process.js';
 import { notMeasured, type ResultRow } from './result-row.js';
 import { resultTable } from './result-table.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const GROUPS = ['http', 'events', 'fanout', 'webhooks', 'memory'] as const;
+const GROUPS = ['http', 'events', 'fanout', 'webhooks', 'latency', 'memory'] as const;
 type Group = (typeof GROUPS)[number];
 
 const { values } = parseArgs({
@@ -44,6 +47,8 @@ const { values } = parseArgs({
     'fanout-sse': { type: 'string', default: '1000' },
     'fanout-rate': { type: 'string', default: '1000' },
     'fanout-duration': { type: 'string', default: '3' },
+    // Seconds per delivery latency case (bench/delivery-latency.ts: 8 runs of this length, plus start-ups).
+    'latency-duration': { type: 'string', default: '8' },
   },
 });
 const only = values.only ? values.only.split(',').map((g) => g.trim()) : [...GROUPS];
@@ -120,6 +125,11 @@ const groups: Record<Group, { figures: string[]; run: () => Promise<ResultRow[]>
   webhooks: {
     figures: ['webhook deliveries/s'],
     run: () => runWebhookCases({ duration, log }),
+  },
+  latency: {
+    figures: ['webhook and stream delivery latency'],
+    run: () =>
+      runLatencyCases({ duration: Math.max(1, Math.min(Number(values['latency-duration']), 15)), log }),
   },
   memory: {
     figures: ['start-up', 'idle memory', 'memory per WebSocket connection'],

@@ -34,6 +34,7 @@ await build({
   logLevel: 'warning',
   external: [
     'better-sqlite3',
+    'better-sqlite3-napi',
     '@node-rs/argon2',
     'pino',
     'thread-stream',

@@ -454,6 +454,30 @@ async function events(x: Recorder): Promise<void> {
     events: ['user.*', 'security.**'],
     name: 'security-audit',
   });
+  // The event catalogue: order.created gets a schema, so every order emitted below is validated against it.
+  const orderSchema = {
+    type: 'object',
+    required: ['order_id', 'customer_id', 'total'],
+    properties: {
+      order_id: { type: 'string', pattern: '^ord_' },
+      customer_id: { type: 'string' },
+      total: { type: 'number', minimum: 0 },
+      currency: { type: 'string', enum: ['EUR', 'USD', 'GBP'] },
+    },
+  };
+  const orderType = '/api/v1/events/types/order.created';
+  const orderExample = { order_id: 'ord_10452', customer_id: 'cus_2231', total: 149.9, currency: 'EUR' };
+  await x.capture('PUT', orderType, { description: 'An order was placed', schema: orderSchema });
+  await x.capture('PUT', orderType, {
+    description: 'A customer placed an order at checkout',
+    schema: orderSchema,
+    examples: [orderExample],
+  });
+  await x.refused(400, 'PUT', '/api/v1/events/types/order.*', { schema: orderSchema });
+  await x.capture('PUT', '/api/v1/events/types/cart.abandoned', { schema: { type: 'object' } });
+  await x.capture('DELETE', '/api/v1/events/types/cart.abandoned');
+  await x.capture('GET', '/api/v1/events/types');
+  await x.capture('GET', orderType);
   const order = (id: string, customer: string, total: number) => ({
     event_type: 'order.created',
     source: 'shop-backend',
@@ -502,6 +526,7 @@ async function events(x: Recorder): Promise<void> {
   await x.capture('GET', '/api/v1/events/subscriptions?status=active');
   await x.capture('GET', sub);
   await x.capture('GET', `${sub}/deliveries?per_page=2`);
+  await x.capture('GET', `${sub}/delivery-timeline?resolution=15m`);
   await x.capture('PUT', sub, {
     name: 'order-fulfilment',
     event_patterns: ['order.*', 'payment.captured'],
@@ -509,6 +534,13 @@ async function events(x: Recorder): Promise<void> {
   });
   await x.capture('PATCH', sub, { enabled: false });
   await x.call('PATCH', sub, { enabled: true });
+  await x.capture('POST', `${sub}/secret/rotate`, { secret: 'EXAMPLE-rotated-signing', overlap_hours: 24 });
+  const [settled] = dataOf<{ deliveries: { delivery_id: string }[] }>(
+    await x.call('GET', `${sub}/deliveries?status=delivered&per_page=1`),
+  ).deliveries;
+  await x.capture('GET', `${sub}/deliveries/${settled!.delivery_id}/attempts`);
+  await x.capture('POST', `${sub}/deliveries/${settled!.delivery_id}/resend`);
+  await x.capture('POST', `${sub}/recover`, { since: new Date(Date.now() - 3_600_000).toISOString() });
   await x.capture('GET', '/api/v1/webhooks');
   await captureStream(x, event.event_id);
   await x.refused(404, 'GET', `/api/v1/events/stream?last_event_id=${newId('evt')}`);
@@ -709,12 +741,15 @@ async function backupsAndRestores(x: Recorder): Promise<void> {
     compression: true,
     encryption: false,
   });
+  // One backup runs at a time: the second would be refused with BACKUP_IN_PROGRESS while the first is written.
+  await x.settled(core.backup_id);
   const { backup } = await x.capture<{ backup: { id: string } }>('POST', '/api/v1/admin/backup', {
     name: 'before upgrade',
     include_database: true,
     include_config: true,
     include_logs: false,
   });
+  await x.settled(backup.id);
   await x.capture('GET', '/api/v1/backup');
   await x.capture('GET', '/api/v1/admin/backup');
   for (const url of [

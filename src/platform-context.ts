@@ -12,6 +12,7 @@ import type { Maintenance } from './system/maintenance.js';
 import type { SystemStateStore } from './system/system-state-store.js';
 import type { Scheduler } from './tasks/scheduler.js';
 import type { TaskRunner } from './tasks/task-runner.js';
+import type { Tracing } from './tracing/tracing.js';
 import type { UserStore } from './users/user-store.js';
 
 /**
@@ -38,6 +39,8 @@ export interface PlatformContext {
   readonly tasks: TaskRunner;
   /** Recurring jobs from cron expressions, one instance per occurrence in a cluster. */
   readonly scheduler: Scheduler;
+  /** Trace context of events, and spans exported over OTLP when configured (docs/tracing.md). */
+  readonly tracing: Tracing;
   /** Closers run at shutdown after the HTTP server and services stopped, last registered first. */
   readonly onClose: (fn: () => Promise<void> | void) => void;
 }

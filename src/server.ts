@@ -21,11 +21,15 @@ import { registerConfigRoutes } from './config/config-routes.js';
 import { ConfigService } from './config/config-service.js';
 import type { BootConfig } from './config/load-config.js';
 import { consoleDistDir, registerConsoleRoutes } from './console/console-routes.js';
+import { EventCipher, newEventKey } from './events/event-cipher.js';
 import { registerEventSystem } from './events/event-system.js';
 import type { App } from './http/app-type.js';
 import { clientErrorHandler } from './http/client-error-handler.js';
+import { registerCompression } from './http/compression.js';
 import { withoutLeapSeconds } from './http/date-time-format.js';
 import { frameworkErrors, registerErrorHandling } from './http/error-handler.js';
+import { registerIdempotency } from './http/idempotency.js';
+import { scheduleIdempotencyKeysCleanup } from './http/idempotency-keys-cleanup.js';
 import { registerJsonBodyParser } from './http/json-body-parser.js';
 import { lazySchemaCompilers } from './http/lazy-schema-compilers.js';
 import { registerOpenApi } from './http/openapi.js';
@@ -51,9 +55,11 @@ import { BlockedIps } from './security/blocked-ips.js';
 import { proxyTrust } from './security/ip-ranges.js';
 import { registerSecurityModule } from './security/register-security-module.js';
 import { registerServiceRoutes } from './services/service-routes.js';
+import { bulkWrites } from './storage/bulk-writes.js';
 import { createDatabase } from './storage/create-database.js';
 import type { Database } from './storage/database.js';
 import { DatabaseService } from './storage/database-service.js';
+import { KyselyIdempotencyStore } from './storage/idempotency-store.js';
 import { migrateToLatest } from './storage/migrate.js';
 import { Diagnostics } from './system/diagnostics.js';
 import { registerDiagnosticsRoutes } from './system/diagnostics-routes.js';
@@ -74,6 +80,8 @@ import { Scheduler } from './tasks/scheduler.js';
 import { registerTaskRoutes } from './tasks/task-routes.js';
 import { TaskRunner } from './tasks/task-runner.js';
 import { TaskStore } from './tasks/task-store.js';
+import { createTracing } from './tracing/tracing.js';
+import { TracingService } from './tracing/tracing-service.js';
 import { bootstrapAdmin } from './users/bootstrap-admin.js';
 import { registerUserModule } from './users/register-user-module.js';
 import { UserStore } from './users/user-store.js';
@@ -130,6 +138,12 @@ async function assemble(
   closers.push(() => config.stop());
   const cfg = () => config.current();
   const startedAt = Date.now();
+  // Closed after the services stopped (closers run last registered first): their last spans are exported.
+  // The tracing component (export failures: counted, logged, in health) exists only with an endpoint.
+  const endpoint = cfg().tracing.otlp_endpoint;
+  const tracingService = endpoint === '' ? undefined : new TracingService(endpoint);
+  const tracing = await createTracing(cfg().tracing, PLATFORM_VERSION, tracingService);
+  closers.push(() => tracing.close());
 
   // stdout (or options.logStream) at logging.level, plus the log store at INFO and above.
   const logging = await createPlatformLogging({ cfg, database, stdout: options.logStream });
@@ -203,7 +217,8 @@ async function assemble(
     log: app.log.child({ component: 'metrics' }),
   });
   registry.register(metrics);
-  const taskStore = new TaskStore(db);
+  // A running task's progress, and the clean-up's deletions, commit without syncing on the server's thread.
+  const taskStore = new TaskStore(db, bulkWrites(database));
   const tasks = new TaskRunner({
     store: taskStore,
     shared,
@@ -236,11 +251,19 @@ async function assemble(
     cache,
     tasks,
     scheduler,
+    tracing,
     onClose: (fn) => closers.push(fn),
   };
 
   registerErrorHandling(app);
   registerJsonBodyParser(app);
+  const idempotencyKeys = new KyselyIdempotencyStore(db);
+  // Answers are kept sealed with the event system's key: a subscription's holds its signing secret.
+  const eventKey =
+    cfg().events.encryption_key || (await systemState.getOrCreate('events.encryption_key', newEventKey));
+  registerIdempotency(app, { store: idempotencyKeys, cfg, cipher: new EventCipher(eventKey) });
+  scheduleIdempotencyKeysCleanup(scheduler, idempotencyKeys);
+  await registerCompression(app);
   await registerOpenApi(app, PLATFORM_VERSION);
   await app.register(websocket, {
     options: { maxPayload: 1_048_576 },
@@ -252,7 +275,8 @@ async function assemble(
       done();
     },
   });
-  registerRequestGates(app, { blockedIps, auth, rateLimiter: new RateLimiter(shared, cfg), maintenance });
+  const rateLimiter = new RateLimiter(shared, cfg);
+  registerRequestGates(app, { blockedIps, auth, rateLimiter, maintenance });
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
     done(null, payload);
@@ -266,17 +290,18 @@ async function assemble(
   restartGate.register(app);
 
   registerHealthRoutes(app, { registry, config: cfg, startedAt });
-  registerAuthRoutes(app, { auth, users, sessions, apiKeys });
+  registerAuthRoutes(app, { auth, users, sessions, apiKeys, rateLimiter });
   registerConfigRoutes(app, { config, audit, events });
   registerMaintenanceRoutes(app, { maintenance, audit, events });
   registerCacheRoutes(app, { cache, audit });
-  registerMetricsRoutes(app, { collector: metrics, cache, database, cfg });
+  registerMetricsRoutes(app, { collector: metrics, cache, database, cfg, registry, rateLimiter });
   registerLogRoutes(app, { logs: logging.service });
   registerDatabaseCleanup({
     tasks,
     scheduler,
     store: taskStore,
     db,
+    writes: bulkWrites(database),
     cfg,
     reportError: (err) => registry.recordError('scheduler', err),
   });
@@ -304,15 +329,19 @@ async function assemble(
   // Before the services stop at close: a planned restart is dropped, one under way finishes first.
   app.addHook('onClose', () => systemRestart.close());
   registerRestartRoutes(app, { restart: systemRestart, audit });
+  const mailer = new Mailer(cfg, app.log);
+  registry.register(mailer);
+  if (tracingService) {
+    tracingService.attach(app.log);
+    registry.register(tracingService);
+  }
   const eventSystem = await registerEventSystem(context);
-  const webhooks = registerWebhookModule(context, eventSystem);
+  const webhooks = registerWebhookModule(context, eventSystem, { mailer });
   plugins = await registerPluginModule(context, {
     eventSystem,
     pluginSubscriptions: webhooks.pluginSubscriptions,
     cache,
   });
-  const mailer = new Mailer(cfg, app.log);
-  registry.register(mailer);
   registerUserModule(context, { hasher, mailer });
   const security = registerSecurityModule(context);
   registerBlockedIpRoutes(app, { blockedIps, audit, events, alerts: security.alerts });

@@ -41,3 +41,11 @@ export function formatMb(mb: number | null | undefined): string {
   if (mb === null || mb === undefined) return '—';
   return mb >= 1024 ? `${(mb / 1024).toFixed(2)} GB` : `${mb.toFixed(mb < 10 ? 2 : 1)} MB`;
 }
+
+/** How long ago a time was: "3 min ago", "2 d 4 h ago"; "—" for none. */
+export function formatAgo(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '—';
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return String(iso);
+  return `${formatDuration(Math.max(0, (now - t) / 1000))} ago`;
+}

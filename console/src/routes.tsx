@@ -4,9 +4,12 @@ import { Page } from './components/page.tsx';
 import { AccountPage } from './pages/account/account-page.tsx';
 import { BackupsPage } from './pages/backups/backups-page.tsx';
 import { ConfigPage } from './pages/config/config-page.tsx';
+import { EventTypesPage } from './pages/event-types/event-types-page.tsx';
 import { EventDetailPage } from './pages/events/event-detail-page.tsx';
 import { EventsPage } from './pages/events/events-page.tsx';
+import { ReplayPurgePage } from './pages/events/replay-purge-page.tsx';
 import { OverviewPage } from './pages/overview/overview-page.tsx';
+import { ServiceDetailsPage } from './pages/overview/service-details-page.tsx';
 import { PluginDetailPage } from './pages/plugins/plugin-detail-page.tsx';
 import { PluginsPage } from './pages/plugins/plugins-page.tsx';
 import { SecurityPage } from './pages/security/security-page.tsx';
@@ -23,13 +26,16 @@ import { match, type Route } from './router.ts';
 
 const ROUTES: [string, (params: Record<string, string>) => ComponentChildren][] = [
   ['/', () => <OverviewPage />],
+  ['/overview/details', () => <ServiceDetailsPage />],
   ['/users', () => <UsersPage />],
   ['/users/:id', (p) => <UserDetailPage key={p['id']} id={p['id']!} />],
   ['/account', () => <AccountPage />],
   ['/plugins', () => <PluginsPage />],
   ['/plugins/:id', (p) => <PluginDetailPage key={p['id']} id={p['id']!} />],
   ['/events', () => <EventsPage />],
+  ['/replay-purge', () => <ReplayPurgePage />],
   ['/events/:id', (p) => <EventDetailPage key={p['id']} id={p['id']!} />],
+  ['/event-types', () => <EventTypesPage />],
   ['/subscriptions', () => <SubscriptionsPage />],
   ['/subscriptions/:id', (p) => <SubscriptionDetailPage key={p['id']} id={p['id']!} />],
   ['/tasks', () => <TasksPage />],

@@ -5,6 +5,9 @@ import { randomToken, sha256Hex } from './token-hash.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
+/** What every API key starts with, so a credential can be told a key without a look-up. */
+export const API_KEY_PREFIX = 'plat_';
+
 /** API keys: `plat_` + 43 random characters, stored as SHA-256 hashes with a masked preview. */
 export class ApiKeyStore {
   constructor(private readonly db: Kysely<Tables>) {}
@@ -15,7 +18,7 @@ export class ApiKeyStore {
     scopes: string[],
     expiresAt: string | null,
   ): Promise<{ row: ApiKeyRow; key: string }> {
-    const key = `plat_${randomToken(32)}`;
+    const key = `${API_KEY_PREFIX}${randomToken(32)}`;
     const row: ApiKeyRow = {
       id: newId('key'),
       user_id: userId,

@@ -3,6 +3,7 @@ import { access } from '../http/access.js';
 import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { done, Envelope, MessageOnly, ok } from '../http/envelope.js';
+import type { RateLimiter } from '../http/rate-limiter.js';
 import { requestOrigin } from '../kernel/platform-events.js';
 import { rolesOf, type UserStore } from '../users/user-store.js';
 import type { ApiKeyStore } from './api-key-store.js';
@@ -17,7 +18,7 @@ import {
   SessionView,
   TokenPair,
 } from './auth-schemas.js';
-import type { AuthService } from './auth-service.js';
+import type { AuthService, LoginResult } from './auth-service.js';
 import { apiKeyView, sessionView } from './auth-views.js';
 import { permissionsOf } from './roles.js';
 import type { SessionStore } from './session-store.js';
@@ -26,7 +27,13 @@ const tags = ['auth'];
 
 export function registerAuthRoutes(
   app: App,
-  deps: { auth: AuthService; users: UserStore; sessions: SessionStore; apiKeys: ApiKeyStore },
+  deps: {
+    auth: AuthService;
+    users: UserStore;
+    sessions: SessionStore;
+    apiKeys: ApiKeyStore;
+    rateLimiter: RateLimiter;
+  },
 ): void {
   const { auth } = deps;
 
@@ -61,7 +68,14 @@ export function registerAuthRoutes(
   app.post(
     '/api/v1/auth/refresh',
     {
-      config: { access: access.public(), authBucket: true, maintenanceExempt: true },
+      // Renewing a valid session is not guessing a secret: only refused refreshes count in the per-address
+      // authentication bucket (everyone behind one NAT address shares it), answered ones in their user's bucket.
+      config: {
+        access: access.public(),
+        authBucket: true,
+        authBucketOnRefusal: true,
+        maintenanceExempt: true,
+      },
       schema: {
         operationId: 'refreshToken',
         tags,
@@ -70,7 +84,18 @@ export function registerAuthRoutes(
         response: { 200: Envelope(TokenPair), 401: { $ref: 'ErrorEnvelope#' } },
       },
     },
-    async (request) => ok(request, await auth.refresh(request.body.refresh_token)),
+    async (request, reply) => {
+      let result: LoginResult;
+      try {
+        result = await auth.refresh(request.body.refresh_token);
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'AUTHENTICATION_FAILED')
+          await deps.rateLimiter.countRefused(request, reply);
+        throw err;
+      }
+      await deps.rateLimiter.countAnswered(reply, result.user.id);
+      return ok(request, result);
+    },
   );
 
   app.post(
@@ -173,6 +198,7 @@ export function registerAuthRoutes(
     },
     async (request) => {
       const p = request.principal!;
+      auth.assertMayChangeAccount(p, 'Revoking a session');
       const session = await deps.sessions.findById(request.params.session_id);
       if (!session || session.user_id !== p.userId) {
         throw new AppError('RESOURCE_NOT_FOUND', 'No such session', {
@@ -247,7 +273,10 @@ export function registerAuthRoutes(
       },
     },
     async (request) => {
-      const revoked = await deps.apiKeys.revoke(request.principal!.userId, request.params.key_id);
+      const p = request.principal!;
+      // A key may always revoke itself (it only gives up its own power); other keys are the account's.
+      if (p.apiKeyId !== request.params.key_id) auth.assertMayChangeAccount(p, 'Revoking an API key');
+      const revoked = await deps.apiKeys.revoke(p.userId, request.params.key_id);
       if (!revoked)
         throw new AppError('RESOURCE_NOT_FOUND', 'No such API key', {
           details: { id: request.params.key_id },

@@ -42,6 +42,9 @@ const authFailed = (reason: string, message = 'Invalid credentials') =>
     headers: { 'www-authenticate': 'Bearer' },
   });
 
+const accountLocked = () =>
+  authFailed('account_locked', 'The account is locked after repeated failed logins; try again later');
+
 /**
  * Logins, token rotation, sessions, API keys, and the per-request resolution of credentials to a Principal.
  * Lookups are cached briefly; every revocation is announced so all instances drop their copies at once.
@@ -94,45 +97,55 @@ export class AuthService {
 
   async login(loginName: string, password: string, client: ClientInfo): Promise<LoginResult> {
     const cfg = this.deps.config().auth;
+    const lockUntil = new Date(Date.now() + cfg.lockout_minutes * 60_000).toISOString();
     const user = await this.deps.users.findByLogin(loginName);
-    if (!user) {
-      // Spend the same work as a real check so timing does not reveal which names exist.
-      await this.deps.hasher.verify(DUMMY_HASH, password);
+    const failed = (data: Record<string, unknown>) =>
       this.deps.events.announce(
         'auth.login_failed',
         'auth',
-        { username: loginName, ip_address: client.ip, reason: 'unknown_user' },
+        { username: user?.username ?? loginName, ip_address: client.ip, ...data },
         { origin: client.origin },
       );
+    if (!user) {
+      // A name that belongs to no account is counted and locked like one, and checked with the same work, so
+      // neither the answers nor their timing reveal which names exist.
+      const attempt = await this.deps.users.reserveUnknownLoginAttempt(
+        loginName,
+        cfg.max_failed_logins,
+        lockUntil,
+      );
+      if (attempt === undefined) {
+        failed({ reason: 'account_locked', locked: true });
+        throw accountLocked();
+      }
+      await this.deps.hasher.verifyDecoy(password);
+      const lock = await this.deps.users.lockUnknownAfterFailure(
+        loginName,
+        attempt,
+        cfg.max_failed_logins,
+        lockUntil,
+      );
+      failed({ reason: 'unknown_user', failed_login_attempts: attempt, locked: lock });
       throw authFailed('invalid_credentials');
     }
-    const lockUntil = new Date(Date.now() + cfg.lockout_minutes * 60_000).toISOString();
     // The attempt is counted before the password is checked: of many sent at once, at most max_failed_logins
     // are checked before the account locks.
     const attempt = await this.deps.users.reserveLoginAttempt(user.id, cfg.max_failed_logins, lockUntil);
     if (attempt === undefined) {
       this.users.delete(user.id);
-      throw authFailed(
-        'account_locked',
-        'The account is locked after repeated failed logins; try again later',
-      );
+      failed({ user_id: user.id, reason: 'account_locked', locked: true });
+      throw accountLocked();
     }
     const valid = await this.deps.hasher.verify(user.password_hash, password);
     if (!valid) {
       const lock = await this.deps.users.lockAfterFailure(user.id, attempt, cfg.max_failed_logins, lockUntil);
       this.users.delete(user.id);
-      this.deps.events.announce(
-        'auth.login_failed',
-        'auth',
-        {
-          user_id: user.id,
-          username: user.username,
-          ip_address: client.ip,
-          failed_login_attempts: attempt,
-          locked: lock,
-        },
-        { origin: client.origin },
-      );
+      failed({
+        user_id: user.id,
+        reason: 'invalid_credentials',
+        failed_login_attempts: attempt,
+        locked: lock,
+      });
       throw authFailed('invalid_credentials');
     }
     const current = await this.refreshSuspension(user);
@@ -219,6 +232,7 @@ export class AuthService {
   }
 
   async changePassword(principal: Principal, current: string, next: string): Promise<void> {
+    this.assertMayChangeAccount(principal, 'Changing the password');
     const incorrect = () =>
       new AppError('AUTHENTICATION_FAILED', 'The current password is not correct', {
         details: { field: 'current_password', reason: 'incorrect' },
@@ -242,6 +256,20 @@ export class AuthService {
     await this.userChanged(user.id);
     // Whoever knew the old password may hold other sessions: they end; the caller's own session stays.
     await this.revokeSessions({ userId: user.id, exceptSessionId: principal.sessionId }, 'password_changed');
+  }
+
+  /**
+   * Changes to the caller's own account (e-mail and profile, password, revoking sessions and API keys) take a
+   * session (an access token) or an API key holding all its owner holds: a key narrowed to some scopes
+   * (`read:system` for a monitoring script) cannot take over or lock out the account it belongs to.
+   */
+  assertMayChangeAccount(principal: Principal, what: string): void {
+    if (holdsAllOfOwner(principal)) return;
+    throw new AppError(
+      'AUTHORIZATION_DENIED',
+      `${what} needs an access token from a login, or an API key holding all its owner's permissions`,
+      { details: { reason: 'narrowed_api_key', scopes: [...principal.permissions] } },
+    );
   }
 
   assertPasswordAcceptable(password: string, field = 'new_password'): void {
@@ -298,10 +326,7 @@ export class AuthService {
     // `*` asks for whatever the owner holds (at each use): an owner logged in may ask for it, and so may an API
     // key that itself holds all its owner holds. A key narrowed to fewer scopes may not, or it would mint a key
     // wider than itself (an admin's read:system key making a `*` key that administers everything).
-    const held = expandPermissions(granted);
-    const mayAskForAll =
-      principal.method !== 'api_key' ||
-      expandPermissions(permissionsOf(principal.roles)).every((p) => held.includes(p));
+    const mayAskForAll = holdsAllOfOwner(principal);
     const outside = wanted.filter((s) =>
       s === '*' ? !mayAskForAll : !granted.includes('*') && !granted.includes(s),
     );
@@ -478,9 +503,15 @@ export class AuthService {
   }
 }
 
-// An argon2id hash of a random string, verified against when the user does not exist.
-const DUMMY_HASH =
-  '$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$8YqHc8LxW3lH5m6t4Wq4wPz7m0xq0Q8m3kq8kYwGqXg';
+/**
+ * A session holds all its user holds; an API key does when it was not narrowed (`*`, or every permission of
+ * its owner's roles).
+ */
+export function holdsAllOfOwner(principal: Principal): boolean {
+  if (principal.method !== 'api_key') return true;
+  const held = expandPermissions(principal.permissions);
+  return expandPermissions(permissionsOf(principal.roles)).every((p) => held.includes(p));
+}
 
 // The roles and permissions of a user row, worked out once per row object: the cached rows (LocalCache) are
 // frozen and reused until the user changes, so this is a lookup on every request after the first.

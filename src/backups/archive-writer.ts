@@ -20,18 +20,21 @@ export async function writeArchive(options: {
   file: string;
   compression: boolean;
   encryptionKey?: string | undefined;
+  /** Aborting it stops the packing; the partial file is removed. */
+  signal?: AbortSignal | undefined;
 }): Promise<{ bytes: number; sha256: string }> {
   const { stagingDir, file } = options;
   await writeFile(join(stagingDir, MANIFEST_FILE), `${JSON.stringify(options.manifest, null, 2)}\n`);
   const pack = create(
     // portable: no uid/gid/user names of this machine in the archive. tar compresses each read on the main
-    // thread: 1 MiB reads (not its 16 MiB default) keep the event loop, and the backup lock's renewals, moving.
+    // thread, synchronously: 256 KiB reads (not its 16 MiB default) keep each slice of work a few milliseconds,
+    // so requests, and the backup lock's renewals, go on between them.
     {
       cwd: stagingDir,
       gzip: options.compression,
       portable: true,
       follow: false,
-      maxReadSize: 1024 * 1024,
+      maxReadSize: 256 * 1024,
     },
     [MANIFEST_FILE, ...options.folders],
   );
@@ -48,7 +51,9 @@ export async function writeArchive(options: {
   try {
     const stages = options.encryptionKey ? [await encryptingStream(options.encryptionKey)] : [];
     const source = Readable.from(pack as AsyncIterable<Buffer>, { objectMode: false });
-    await pipeline([source, ...stages, measure, createWriteStream(partial, { flags: 'wx' })]);
+    await pipeline([source, ...stages, measure, createWriteStream(partial, { flags: 'wx' })], {
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
     await rename(partial, file);
   } catch (err) {
     await rm(partial, { force: true });

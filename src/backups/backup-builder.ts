@@ -22,7 +22,7 @@ import { TABLES_OUTSIDE_DATABASE_COMPONENT } from './backup-scope.js';
 import type { BackupRow, BackupStore, BackupType } from './backup-store.js';
 import { describeTables, type LooseDb } from './database-schema.js';
 import { appliedMigrations, withSnapshot } from './database-snapshot.js';
-import { dumpTables } from './table-dump.js';
+import { countRows, dumpTables } from './table-dump.js';
 
 export interface BuildInput {
   id: string;
@@ -43,14 +43,30 @@ export interface BuildDeps {
   exportLogs: ((file: string) => Promise<{ rows: number }>) | undefined;
 }
 
+export interface BuildOptions {
+  /** Aborting it stops the build at its next page or file; the row ends `failed` with `cancelled` or `interrupted`. */
+  signal?: AbortSignal | undefined;
+  /** Progress 0..1 and the stage (`database`, `configuration`, `plugins`, `logs`, `archive`). */
+  onProgress?: ((fraction: number, stage: string) => void) | undefined;
+}
+
 /**
  * Writes one archive and its catalogue row. The row is `running` while the archive is written and ends
  * `completed` (with size, checksum and measured duration) or `failed` (with the error); a failed archive
  * leaves no file behind.
  */
-export async function buildBackup(deps: BuildDeps, input: BuildInput): Promise<BackupRow> {
+export async function buildBackup(
+  deps: BuildDeps,
+  input: BuildInput,
+  options: BuildOptions = {},
+): Promise<BackupRow> {
+  const row = await insertBackupRow(deps, input);
+  return writeBackup(deps, row, input, options);
+}
+
+/** The catalogue row of a backup about to be written, stored as `running`. */
+export async function insertBackupRow(deps: BuildDeps, input: BuildInput): Promise<BackupRow> {
   const cfg = deps.cfg();
-  const started = performance.now();
   const fileName = archiveFileName(input.id, input.compression, input.encryption);
   const row: BackupRow = {
     id: input.id,
@@ -71,6 +87,24 @@ export async function buildBackup(deps: BuildDeps, input: BuildInput): Promise<B
   };
   await mkdir(backupFolder(cfg), { recursive: true });
   await deps.store.insert(row);
+  return row;
+}
+
+/**
+ * Writes the archive of a row `insertBackupRow` stored, and moves the row to `completed` or `failed`. Every
+ * stage is streamed: tables in pages (table-dump), files copied, the archive packed from the staged files.
+ */
+export async function writeBackup(
+  deps: BuildDeps,
+  row: BackupRow,
+  input: BuildInput,
+  options: BuildOptions = {},
+): Promise<BackupRow> {
+  const cfg = deps.cfg();
+  const started = performance.now();
+  const { signal } = options;
+  const progress = options.onProgress ?? (() => undefined);
+  const fileName = row.file_name;
   const work = workFolder(cfg, input.id);
   const content = join(work, 'content');
   try {
@@ -91,13 +125,30 @@ export async function buildBackup(deps: BuildDeps, input: BuildInput): Promise<B
     };
     await withSnapshot(deps.database, work, async (db) => {
       manifest.schema_version = await appliedMigrations(db);
-      if (input.includes.includes('database')) await stageDatabase(db, deps.database, content, manifest);
+      if (input.includes.includes('database')) {
+        progress(0, 'database');
+        await stageDatabase(db, deps.database, content, manifest, {
+          signal,
+          onFraction: (f) => progress(DUMP_SHARE * f, 'database'),
+        });
+      }
       if (input.includes.includes('configuration')) {
+        progress(DUMP_SHARE, 'configuration');
         await stageConfiguration(db, deps.configMetadata(), content, manifest);
       }
     });
-    if (input.includes.includes('plugins')) await stagePlugins(pluginFolder(cfg), content, manifest);
-    if (input.includes.includes('logs')) await stageLogs(deps.exportLogs, content, manifest);
+    signal?.throwIfAborted();
+    if (input.includes.includes('plugins')) {
+      progress(DUMP_SHARE, 'plugins');
+      await stagePlugins(pluginFolder(cfg), content, manifest);
+    }
+    signal?.throwIfAborted();
+    if (input.includes.includes('logs')) {
+      progress(DUMP_SHARE, 'logs');
+      await stageLogs(deps.exportLogs, content, manifest);
+    }
+    signal?.throwIfAborted();
+    progress(ARCHIVE_FROM, 'archive');
     const folders = ['database', 'config', 'plugins', 'logs'].filter((f) =>
       Object.keys(manifest.files).some((p) => p.startsWith(`${f}/`)),
     );
@@ -108,7 +159,9 @@ export async function buildBackup(deps: BuildDeps, input: BuildInput): Promise<B
       file: join(backupFolder(cfg), fileName),
       compression: input.compression,
       encryptionKey: input.encryption ? cfg.backups.encryption_key : undefined,
+      signal,
     });
+    progress(1, 'archive');
     const done = {
       status: 'completed',
       size_bytes: written.bytes,
@@ -119,7 +172,14 @@ export async function buildBackup(deps: BuildDeps, input: BuildInput): Promise<B
     await deps.store.update(input.id, done);
     return { ...row, ...done };
   } catch (err) {
-    const error = err instanceof Error ? err.message : String(err);
+    // A task's signal says why it stopped: cancelled, or the platform stopping under it.
+    const error = signal?.aborted
+      ? /cancel/.test(String((signal.reason as Error | undefined)?.message))
+        ? 'cancelled'
+        : 'interrupted'
+      : err instanceof Error
+        ? err.message
+        : String(err);
     // The archive may have its final name already (the failure came after, e.g. the row could not be updated).
     await rm(join(backupFolder(cfg), fileName), { force: true });
     await deps.store
@@ -131,11 +191,25 @@ export async function buildBackup(deps: BuildDeps, input: BuildInput): Promise<B
   }
 }
 
-async function stageDatabase(db: LooseDb, database: Database, content: string, manifest: Manifest) {
+// Shares of the overall progress: dumping the tables, then packing the archive.
+const DUMP_SHARE = 0.7;
+const ARCHIVE_FROM = 0.75;
+
+async function stageDatabase(
+  db: LooseDb,
+  database: Database,
+  content: string,
+  manifest: Manifest,
+  options: { signal: AbortSignal | undefined; onFraction: (f: number) => void },
+) {
   const tables = (await describeTables(db, database.dialect)).filter(
     (t) => !TABLES_OUTSIDE_DATABASE_COMPONENT.has(t.name),
   );
-  const dumped = await dumpTables(db, tables, content);
+  const estimate = Math.max(1, await countRows(db, database.dialect, tables));
+  const dumped = await dumpTables(db, database.dialect, tables, content, {
+    signal: options.signal,
+    onRows: (rows) => options.onFraction(Math.min(1, rows / estimate)),
+  });
   for (const [name, t] of Object.entries(dumped)) {
     manifest.tables[name] = { rows: t.rows, columns: t.columns };
     manifest.files[t.file.path] = { sha256: t.file.sha256, bytes: t.file.bytes };

@@ -71,7 +71,7 @@ export async function backupCommand(argv: string[], io: Io): Promise<number> {
     if (!(service instanceof BackupService)) throw new Error('the backups service is not available');
     switch (sub) {
       case 'create': {
-        const row = await service.create(
+        const accepted = await service.create(
           {
             name: values.name,
             includes: includes ?? FULL,
@@ -80,6 +80,12 @@ export async function backupCommand(argv: string[], io: Io): Promise<number> {
           },
           ORIGIN,
         );
+        // The archive is written by a task; the command waits for it to end.
+        const row = await service.backupSettled(accepted.id);
+        if (row.status !== 'completed') {
+          io.err(`backup ${row.id} ${row.status}: ${row.error ?? 'unknown error'}\n`);
+          return 1;
+        }
         io.out(`${row.id}  ${row.file_name}  ${sizeMb(Number(row.size_bytes))} MB  sha256 ${row.sha256}\n`);
         return 0;
       }

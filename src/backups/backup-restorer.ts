@@ -132,27 +132,27 @@ async function readConfigExport(dir: string, manifest: Manifest): Promise<Config
   return parsed;
 }
 
-export interface ApplyReport extends LoadReport {
+export interface DatabaseReport extends LoadReport {
   /** Users that existed before or after: their cached sessions, keys and records must be dropped. */
   affected_user_ids: string[];
   config_keys: number;
-  plugin_files: number;
 }
 
 /**
- * Puts the verified components in place. The database tables and the configuration change in ONE
- * transaction: a failure anywhere (a bad row, a broken foreign key) rolls back to exactly what was there.
- * Plugin packages are swapped in after the commit, by renaming folders.
+ * Puts the verified database and configuration in place, in ONE transaction: a failure anywhere (a bad row, a
+ * broken foreign key) rolls back to exactly what was there. Rows are loaded and deleted in bounded batches
+ * that let the event loop serve other requests between them. Plugin packages follow after the commit
+ * (`swapPluginFiles`).
  */
-export async function applyArchive(
+export async function replaceDatabase(
   deps: RestoreDeps,
   archive: VerifiedArchive,
-  options: { restoreId: string; onTable?: (table: string, done: number, of: number) => void },
-): Promise<ApplyReport> {
+  options: { onProgress?: (fraction: number) => void },
+): Promise<DatabaseReport> {
   const cfg = deps.cfg();
   const { database } = deps;
   const maxLineBytes = cfg.backups.max_entry_bytes;
-  const report = await database.db.transaction().execute(async (kysely) => {
+  return database.db.transaction().execute(async (kysely) => {
     const trx = kysely as unknown as LooseDb;
     const userIds = async () =>
       (await trx.selectFrom('users').select('id').execute()).map((r) => String(r['id']));
@@ -164,7 +164,7 @@ export async function applyArchive(
       );
       load = await replaceTables(trx, database.dialect, tables, archive, {
         maxLineBytes,
-        ...(options.onTable ? { onTable: options.onTable } : {}),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       });
     }
     let configKeys = 0;
@@ -186,13 +186,10 @@ export async function applyArchive(
     const after = await userIds();
     return { ...load, affected_user_ids: [...new Set([...before, ...after])], config_keys: configKeys };
   });
-  const pluginFiles = archive.components.includes('plugins')
-    ? await swapPlugins(cfg, archive, options.restoreId)
-    : 0;
-  return { ...report, plugin_files: pluginFiles };
 }
 
-async function swapPlugins(
+/** Swaps the archive's plugin packages in by renaming folders; answers how many files they hold. */
+export async function swapPluginFiles(
   cfg: PlatformConfig,
   archive: VerifiedArchive,
   restoreId: string,

@@ -71,11 +71,15 @@ export function registerBackupRoutes(app: App, deps: { backups: BackupService })
   app.post(
     '/api/v1/backup',
     {
-      config: core,
+      config: { ...core, idempotent: true },
       schema: {
         operationId: 'createBackup',
         tags,
-        summary: 'Write a backup archive now (configuration, database, plugins)',
+        summary:
+          'Start a backup (configuration, database, plugins); the archive is written in the background',
+        description:
+          'Answers at once with the backup (`status: created`, listed as `running`); a `backup` task whose id ' +
+          'is the backup id writes the archive, and the backup becomes `completed` or `failed`.',
         body: CreateBackupBody,
         response: { 201: Envelope(CoreCreatedView), ...Busy, ...Refused },
       },
@@ -84,6 +88,7 @@ export function registerBackupRoutes(app: App, deps: { backups: BackupService })
       const body = request.body ?? {};
       const row = await backups.create(
         {
+          name: body.name,
           includes: body.include ? toComponents(body.include) : FULL,
           compression: body.compression ?? true,
           encryption: body.encryption ?? false,
@@ -143,7 +148,7 @@ export function registerBackupRoutes(app: App, deps: { backups: BackupService })
       schema: {
         operationId: 'downloadBackup',
         tags,
-        summary: 'The archive file (not enveloped)',
+        summary: 'The archive file, streamed (not enveloped); 409 until the backup is completed',
         params: BackupIdParams,
         response: { 200: ArchiveFile, ...NotFound, ...Busy, ...Refused },
       },
@@ -154,22 +159,37 @@ export function registerBackupRoutes(app: App, deps: { backups: BackupService })
   app.post(
     '/api/v1/admin/backup',
     {
-      config: admin,
+      config: { ...admin, idempotent: true },
       schema: {
         operationId: 'adminCreateBackup',
         tags: adminTags,
-        summary: 'Write a backup archive now, choosing its components and name',
+        summary: 'Start a backup, choosing its components and name; the archive is written in the background',
+        description:
+          'Answers at once with the backup (`status: created`, listed as `running`); a `backup` task whose id ' +
+          'is the backup id writes the archive, and the backup becomes `completed` or `failed`.',
         body: AdminCreateBackupBody,
-        response: { 201: Envelope(Type.Object({ backup: AdminBackupView })), ...Busy, ...Refused },
+        response: {
+          201: Envelope(
+            Type.Object({
+              backup_id: Type.String({ description: 'The same as backup.id, named as on the core path' }),
+              backup: AdminBackupView,
+            }),
+          ),
+          ...Busy,
+          ...Refused,
+        },
       },
     },
     async (request, reply) => {
       const body = request.body ?? {};
-      const includes: Component[] = [];
-      if (body.include_config ?? true) includes.push('configuration');
-      if (body.include_database ?? true) includes.push('database');
-      if (body.include_plugins ?? true) includes.push('plugins');
-      if (body.include_logs ?? false) includes.push('logs');
+      // The core path's list, when given, decides alone (the flags have defaults, so they are always present).
+      const includes: Component[] = body.include ? toComponents(body.include) : [];
+      if (body.include === undefined) {
+        if (body.include_config ?? true) includes.push('configuration');
+        if (body.include_database ?? true) includes.push('database');
+        if (body.include_plugins ?? true) includes.push('plugins');
+        if (body.include_logs ?? false) includes.push('logs');
+      }
       if (includes.length === 0) {
         throw new AppError('VALIDATION_ERROR', 'A backup must include at least one component', {
           details: { field: 'include_database', reason: 'every include_* flag is false' },
@@ -184,7 +204,7 @@ export function registerBackupRoutes(app: App, deps: { backups: BackupService })
         },
         originOf(request),
       );
-      return reply.code(201).send(ok(request, { backup: adminBackupView(row, true) }));
+      return reply.code(201).send(ok(request, { backup_id: row.id, backup: adminBackupView(row, true) }));
     },
   );
 
@@ -237,7 +257,7 @@ export function registerBackupRoutes(app: App, deps: { backups: BackupService })
       schema: {
         operationId: 'adminDownloadBackup',
         tags: adminTags,
-        summary: 'The archive file (not enveloped)',
+        summary: 'The archive file, streamed (not enveloped); 409 until the backup is completed',
         params: BackupIdParams,
         response: { 200: ArchiveFile, ...NotFound, ...Busy, ...Refused },
       },

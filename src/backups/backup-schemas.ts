@@ -22,6 +22,7 @@ export const BackupIdParams = Type.Object({
 
 export const CreateBackupBody = Type.Object(
   {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     include: Type.Optional(components('What to back up; default configuration, database and plugins')),
     compression: Type.Optional(Type.Boolean({ default: true, description: 'gzip the archive (.tar.gz)' })),
     encryption: Type.Optional(
@@ -44,6 +45,9 @@ export const AdminCreateBackupBody = Type.Object(
     include_config: Type.Optional(Type.Boolean({ default: true })),
     include_plugins: Type.Optional(Type.Boolean({ default: true })),
     include_logs: Type.Optional(Type.Boolean({ default: false })),
+    include: Type.Optional(
+      components("The core path's list of components, accepted here too instead of the include_* flags"),
+    ),
     compression: Type.Optional(Type.Boolean({ default: true })),
     encryption: Type.Optional(Type.Boolean({ default: false })),
   },
@@ -84,43 +88,72 @@ export const AdminRestoreBody = Type.Object(
 );
 
 const common = {
-  size_mb: Type.Number({ minimum: 0, description: 'Archive size in MiB (measured), 3 decimals' }),
-  size_bytes: Type.Integer({ minimum: 0 }),
+  size_mb: Type.Number({
+    minimum: 0,
+    description: 'Archive size in MiB (measured), 3 decimals; 0 until the archive is written',
+  }),
+  size_bytes: Type.Integer({ minimum: 0, description: '0 until the archive is written' }),
   created_at: Timestamp,
   type: Type.String({ examples: ['manual', 'scheduled'] }),
   compression: Type.Boolean(),
   encryption: Type.Boolean(),
-  sha256: Type.String({ description: 'SHA-256 of the archive file' }),
+  sha256: Type.Union([Type.String(), Type.Null()], {
+    description: 'SHA-256 of the archive file; null until the backup is completed',
+  }),
 };
 
-export const CoreCreatedView = Type.Object({
-  backup_id: Type.String(),
-  status: Type.Literal('created'),
-  name: Type.String(),
-  includes: Type.Array(Type.String(), { examples: [['configuration', 'database', 'plugins']] }),
-  download_url: Type.String({ examples: ['/api/v1/backup/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j/download'] }),
-  ...common,
+const TaskUrl = Type.String({
+  description:
+    'The archive is written in the background by a task (type `backup`) whose id is the backup id: its ' +
+    'progress is there; the backup is `completed` (or `failed`, with `error`) when it ends',
+  examples: ['/api/v1/tasks/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j'],
 });
 
-export const CoreListItem = Type.Object({
+const backupFields = {
   id: Type.String(),
   name: Type.String(),
-  status: Type.String({ examples: ['completed'], description: 'running, completed or failed' }),
   includes: Type.Array(Type.String()),
   download_url: Type.String(),
-  ...common,
-});
-
-export const AdminBackupView = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  status: Type.String({ examples: ['created', 'completed'] }),
-  includes: Type.Array(Type.String(), { examples: [['database', 'config', 'plugins']] }),
-  download_url: Type.String({ examples: ['/api/v1/admin/backup/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j/download'] }),
   created_by: Type.String(),
   completed_at: Type.Union([Timestamp, Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
   ...common,
+};
+
+export const CoreCreatedView = Type.Object(
+  {
+    ...backupFields,
+    backup_id: Type.String({ description: 'The backup id, as the contract names it here (also in `id`)' }),
+    status: Type.Literal('created', {
+      description: 'Accepted: the backup is listed as `running` until its archive is written',
+    }),
+    includes: Type.Array(Type.String(), { examples: [['configuration', 'database', 'plugins']] }),
+    download_url: Type.String({ examples: ['/api/v1/backup/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j/download'] }),
+    task_url: Type.Optional(TaskUrl),
+  },
+  {
+    description:
+      'Answered at once, before the archive exists; the download answers 409 RESOURCE_CONFLICT until the ' +
+      'backup is completed',
+  },
+);
+
+export const CoreListItem = Type.Object({
+  ...backupFields,
+  status: Type.String({ examples: ['completed'], description: 'running, completed or failed' }),
+});
+
+export const AdminBackupView = Type.Object({
+  ...backupFields,
+  status: Type.String({
+    examples: ['created', 'completed'],
+    description:
+      '`created` in the answer to the create request (the archive is then written in the background); ' +
+      'listed: `running`, `completed` or `failed`',
+  }),
+  includes: Type.Array(Type.String(), { examples: [['database', 'config', 'plugins']] }),
+  download_url: Type.String({ examples: ['/api/v1/admin/backup/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j/download'] }),
+  task_url: Type.Optional(TaskUrl),
 });
 
 export const RestoreStartedView = Type.Object({

@@ -7,7 +7,10 @@ import { RESTORE_MARKER_KEY } from './restore-marker.js';
  * - the backup catalogue (it describes the archive files on this disk, which a restore does not change);
  * - task history (a restore runs as a task; replacing the task table under it would lose its own record);
  * - `config_overrides`, which travels as `config/overrides.json` in the `configuration` component;
- * - the log store, which is the `logs` component (exported when asked, never restored over newer logs).
+ * - the log store, which is the `logs` component (exported when asked, never restored over newer logs);
+ * - the event roll-ups, derived from the events by triggers (a restore's deletes and inserts of events keep
+ *   them right), how far their minutes were compacted (it describes this table, migration 0030), and the
+ *   progress of purges, which is task bookkeeping (migration 0015).
  */
 export const TABLES_OUTSIDE_DATABASE_COMPONENT = new Set([
   'platform_migrations',
@@ -17,6 +20,9 @@ export const TABLES_OUTSIDE_DATABASE_COMPONENT = new Set([
   'task_logs',
   'config_overrides',
   'log_entries',
+  'event_rollups',
+  'event_rollup_compaction',
+  'event_purge_progress',
 ]);
 
 /**

@@ -9,6 +9,7 @@ import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { ConfigService } from '../config/config-service.js';
 import { AppError, notFound } from '../http/app-error.js';
+import type { MetricFamily } from '../kernel/metric-family.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { EventOrigin, PlatformEvents } from '../kernel/platform-events.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
@@ -20,7 +21,14 @@ import type { SystemStateStore } from '../system/system-state-store.js';
 import type { Scheduler } from '../tasks/scheduler.js';
 import type { TaskContext, TaskRunner } from '../tasks/task-runner.js';
 import { sha256File, unpackArchive } from './archive-reader.js';
-import { buildBackup } from './backup-builder.js';
+import {
+  type BuildDeps,
+  type BuildInput,
+  type BuildOptions,
+  buildBackup,
+  insertBackupRow,
+  writeBackup,
+} from './backup-builder.js';
 import {
   archiveContentType,
   archiveFileName,
@@ -36,7 +44,7 @@ import { BackupRecovery } from './backup-recovery.js';
 import { type VerifiedArchive, verifyArchive } from './backup-restorer.js';
 import { type BackupRow, BackupStore, type BackupType, includesOf } from './backup-store.js';
 import { exportLogStore } from './log-export.js';
-import { runRestoreProcedure } from './restore-procedure.js';
+import { RESTORE_STEPS, runRestoreProcedure } from './restore-procedure.js';
 
 /** Who asked for an operation, and from where; written to the audit log and carried by the events. */
 export interface BackupOrigin {
@@ -67,6 +75,14 @@ export interface RestoreStarted {
   components: Component[];
 }
 
+/** A manual backup accepted by `create`, waiting for its task (whose id is the backup id). */
+interface PendingBackup {
+  row: BackupRow;
+  build: BuildInput;
+  origin: BackupOrigin;
+  release: () => Promise<void>;
+}
+
 interface PendingRestore {
   archive: VerifiedArchive;
   input: RestoreInput;
@@ -89,6 +105,7 @@ export class BackupService implements PlatformService {
   readonly dependencies = ['database', 'task_runner', 'scheduler'] as const;
   private readonly store: BackupStore;
   private readonly pending = new Map<string, PendingRestore>();
+  private readonly pendingBackups = new Map<string, PendingBackup>();
   private unsubscribeConfig: (() => void) | undefined;
   private readonly lock: BackupLock;
   private readonly recovery: BackupRecovery;
@@ -132,17 +149,41 @@ export class BackupService implements PlatformService {
 
   // --- operations ---
 
+  /**
+   * Accepts a manual backup and answers at once with its row (`running`): the archive is written by a `backup`
+   * task whose id is the backup id, and the row moves to `completed` or `failed` when it ends. The lock taken
+   * here is held by the task until then.
+   */
   async create(input: CreateBackupInput, origin: BackupOrigin): Promise<BackupRow> {
     this.assertEncryptable(input.encryption);
     const release = await this.lock.acquire();
-    let row: BackupRow;
+    let row: BackupRow | undefined;
     try {
-      row = await this.build({ ...input, type: 'manual' }, origin.username);
-    } finally {
+      const build = this.buildInput({ ...input, type: 'manual' }, origin.username);
+      row = await insertBackupRow(this.buildDeps(), build);
+      this.pendingBackups.set(row.id, { row, build, origin, release });
+      await this.deps.tasks.start(
+        'backup',
+        { backup_id: row.id, name: row.name, includes: build.includes, trigger: 'manual' },
+        { id: row.id, actor: actorOf(origin) },
+      );
+      return row;
+    } catch (err) {
+      if (row) {
+        this.pendingBackups.delete(row.id);
+        await this.store
+          .update(row.id, { status: 'failed', error: (err as Error).message, completed_at: nowIso() })
+          .catch(() => undefined);
+      }
       await release();
+      throw storageRefusal(err);
     }
-    await this.recordCreated(row, origin);
-    return row;
+  }
+
+  /** Waits for a backup task started here to end (the CLI and the tests use it); the row as it ended. */
+  async backupSettled(id: string): Promise<BackupRow> {
+    await this.deps.tasks.settled(id);
+    return this.get(id);
   }
 
   list(): Promise<BackupRow[]> {
@@ -316,10 +357,12 @@ export class BackupService implements PlatformService {
   // --- the service lifecycle ---
 
   async start(): Promise<void> {
-    this.deps.tasks.registerType('restore', (task) => this.runRestoreTask(task), {
-      steps: ['maintenance', 'safety_backup', 'database', 'plugins', 'caches'],
+    this.deps.tasks.registerType('restore', (task) => this.runRestoreTask(task), { steps: RESTORE_STEPS });
+    // One type for every backup: a manual one names its backup (the task id is the backup id).
+    this.deps.tasks.registerType('backup', (task) => {
+      const id = task.details['backup_id'];
+      return typeof id === 'string' ? this.runManualBackupTask(task, id) : this.runScheduledTask(task);
     });
-    this.deps.tasks.registerType('backup', (task) => this.runScheduledTask(task));
     await this.recovery.start();
     this.applySchedule();
     this.unsubscribeConfig = this.deps.config.onChange((keys) => {
@@ -383,6 +426,31 @@ export class BackupService implements PlatformService {
     };
   }
 
+  /**
+   * The newest completed backup's time, read from the catalogue at each scrape: a health check answers from
+   * the registry's cache for a second (and one begun before the row read `completed` is shared), so the gauge
+   * taken from it read 0 right after a first backup ended.
+   */
+  async prometheus(): Promise<MetricFamily[]> {
+    let latest: BackupRow | undefined;
+    try {
+      latest = await this.store.latestCompleted();
+    } catch (err) {
+      // The database unreachable must not cost the scrape every other family (its health says why): the gauge
+      // is left out of this one rather than reading 0, "never".
+      this.deps.log.warn({ err }, 'could not read the last completed backup for /metrics');
+      return [];
+    }
+    return [
+      {
+        name: 'platform_backup_last_success_timestamp_seconds',
+        help: 'When the newest completed backup was made (Unix time; 0: never)',
+        type: 'gauge',
+        samples: [{ value: latest ? Date.parse(latest.created_at) / 1000 : 0 }],
+      },
+    ];
+  }
+
   settings(): Record<string, unknown> {
     const b = this.deps.cfg().backups;
     return {
@@ -417,32 +485,44 @@ export class BackupService implements PlatformService {
     return row;
   }
 
+  private buildDeps(): BuildDeps {
+    const { logs } = this.deps;
+    return {
+      database: this.deps.database,
+      cfg: this.deps.cfg,
+      store: this.store,
+      configMetadata: () => this.deps.config.metadata(),
+      exportLogs: logs ? (file) => exportLogStore(logs, file) : undefined,
+    };
+  }
+
+  private buildInput(input: CreateBackupInput & { type: BackupType }, createdBy: string): BuildInput {
+    return {
+      id: newId('bkp'),
+      name: input.name?.trim() || `${input.type} backup ${nowIso()}`,
+      type: input.type,
+      // One order everywhere (manifest, catalogue, responses), whatever order they were asked in.
+      includes: COMPONENTS.filter((c) => input.includes.includes(c)),
+      compression: input.compression,
+      encryption: input.encryption,
+      createdBy,
+    };
+  }
+
+  /** Writes a backup now (a scheduled one, a restore's safety backup): the row and the archive. */
   private async build(
     input: CreateBackupInput & { type: BackupType },
     createdBy: string,
+    options: BuildOptions = {},
   ): Promise<BackupRow> {
-    const id = newId('bkp');
-    const { logs } = this.deps;
+    const build = this.buildInput(input, createdBy);
+    return this.written(build.id, () => buildBackup(this.buildDeps(), build, options));
+  }
+
+  /** Counts a backup's outcome; a failure is logged and thrown as the refusal it is (a full disk: 503). */
+  private async written(id: string, write: () => Promise<BackupRow>): Promise<BackupRow> {
     try {
-      const row = await buildBackup(
-        {
-          database: this.deps.database,
-          cfg: this.deps.cfg,
-          store: this.store,
-          configMetadata: () => this.deps.config.metadata(),
-          exportLogs: logs ? (file) => exportLogStore(logs, file) : undefined,
-        },
-        {
-          id,
-          name: input.name?.trim() || `${input.type} backup ${nowIso()}`,
-          type: input.type,
-          // One order everywhere (manifest, catalogue, responses), whatever order they were asked in.
-          includes: COMPONENTS.filter((c) => input.includes.includes(c)),
-          compression: input.compression,
-          encryption: input.encryption,
-          createdBy,
-        },
-      );
+      const row = await write();
       this.counts.created += 1;
       this.counts.lastBytes = Number(row.size_bytes);
       this.counts.lastDurationMs = Number(row.duration_ms);
@@ -452,6 +532,48 @@ export class BackupService implements PlatformService {
       this.deps.log.error({ err, backup_id: id }, 'backup failed');
       throw storageRefusal(err);
     }
+  }
+
+  /** The `backup` task of a manual backup: writes the archive `create` accepted, then audits and announces it. */
+  private async runManualBackupTask(task: TaskContext, id: string): Promise<Record<string, unknown>> {
+    const pending = this.pendingBackups.get(id);
+    this.pendingBackups.delete(id);
+    if (!pending) throw new Error('this backup was accepted by an instance that no longer runs it');
+    const { row: accepted, build, origin } = pending;
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await pending.release().catch(() => undefined);
+    };
+    try {
+      const row = await this.written(id, () =>
+        writeBackup(this.buildDeps(), accepted, build, {
+          signal: task.signal,
+          onProgress: (fraction, stage) => task.progress(fraction, stage),
+        }),
+      );
+      // The record reads `completed` now: a restore of it asked for at once must not find the lock still held.
+      await release();
+      await this.recordCreated(row, origin);
+      return { backup_id: row.id, size_bytes: Number(row.size_bytes), sha256: row.sha256 };
+    } catch (err) {
+      await this.auditBackupFailure(origin, id, task, err);
+      throw err;
+    } finally {
+      await release();
+    }
+  }
+
+  private async auditBackupFailure(origin: BackupOrigin, id: string, task: TaskContext, err: unknown) {
+    const message = err instanceof Error ? err.message || err.name : String(err);
+    await this.audit(origin, 'backup.create', id, {
+      backup_id: id,
+      status: task.signal.aborted ? 'cancelled' : 'failed',
+      error: storableExcerpt(message, 2000),
+    }).catch((auditErr: unknown) =>
+      this.deps.log.error({ err: auditErr, backup_id: id }, 'could not audit the failed backup'),
+    );
   }
 
   private async recordCreated(row: BackupRow, origin: BackupOrigin): Promise<void> {
@@ -533,10 +655,11 @@ export class BackupService implements PlatformService {
     const { report, safetyBackupId } = await runRestoreProcedure(
       {
         ...this.deps,
-        writeSafetyBackup: (name, encryption) =>
+        writeSafetyBackup: (name, encryption, signal) =>
           this.build(
             { name, type: 'manual', includes: FULL, compression: true, encryption },
             origin.username,
+            { signal },
           ),
       },
       task,
@@ -561,6 +684,7 @@ export class BackupService implements PlatformService {
       ignored_columns: report.ignored_columns,
       config_keys: report.config_keys,
       plugin_files: report.plugin_files,
+      warnings: report.warnings,
     };
   }
 
@@ -608,6 +732,7 @@ export class BackupService implements PlatformService {
             encryption: this.deps.cfg().backups.encryption_key !== '',
           },
           origin.username,
+          { signal: task.signal, onProgress: (f) => task.progress(0.1 + 0.8 * f, 'backup') },
         );
         task.progress(0.9, 'retention');
         deleted.push(...(await deleteBeyondRetention(this.store, this.deps.cfg())));

@@ -25,43 +25,43 @@ function common(row: BackupRow) {
     type: row.type,
     compression: row.compression === 1,
     encryption: row.encryption === 1,
-    sha256: row.sha256,
+    // Known once the archive is written; the row is `running` until then.
+    sha256: row.status === 'completed' ? row.sha256 : null,
   };
 }
 
-export function coreCreatedView(row: BackupRow) {
-  return {
-    backup_id: row.id,
-    status: 'created' as const,
-    name: row.name,
-    includes: spell('core', includesOf(row)),
-    download_url: downloadUrl('core', row.id),
-    ...common(row),
-  };
-}
+/** The task that writes a backup accepted by a create request (its id is the backup id). */
+export const taskUrl = (id: string): string => `/api/v1/tasks/${id}`;
 
-export function coreListItem(row: BackupRow) {
+/** What every backup answer carries, on both paths (each in its own spelling of the components). */
+function backupFields(surface: Surface, row: BackupRow) {
   return {
     id: row.id,
     name: row.name,
     status: row.status,
-    includes: spell('core', includesOf(row)),
-    download_url: downloadUrl('core', row.id),
-    ...common(row),
-  };
-}
-
-/** `justCreated` reports the create operation's `created` status (spec §2.8); lists show the stored one. */
-export function adminBackupView(row: BackupRow, justCreated = false) {
-  return {
-    id: row.id,
-    name: row.name,
-    status: justCreated ? 'created' : row.status,
-    includes: spell('admin', includesOf(row)),
-    download_url: downloadUrl('admin', row.id),
+    includes: spell(surface, includesOf(row)),
+    download_url: downloadUrl(surface, row.id),
     created_by: row.created_by,
     completed_at: row.completed_at,
     error: row.error,
     ...common(row),
   };
+}
+
+/** The core create answer (spec §2.8: `backup_id`, `status: created`), with the same fields as every backup. */
+export function coreCreatedView(row: BackupRow) {
+  return {
+    ...backupFields('core', row),
+    backup_id: row.id,
+    status: 'created' as const,
+    task_url: taskUrl(row.id),
+  };
+}
+
+export const coreListItem = (row: BackupRow) => backupFields('core', row);
+
+/** `justCreated` reports the create operation's `created` status (spec §2.8); lists show the stored one. */
+export function adminBackupView(row: BackupRow, justCreated = false) {
+  const fields = backupFields('admin', row);
+  return justCreated ? { ...fields, status: 'created', task_url: taskUrl(row.id) } : fields;
 }

@@ -1,15 +1,21 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sql } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { Database } from '../storage/database.js';
+import { SqliteDriver } from '../storage/sqlite/better-sqlite3.js';
 import { createSqliteDatabase } from '../storage/sqlite/sqlite-database.js';
 import type { LooseDb } from './database-schema.js';
 
 /**
  * Runs `read` against a consistent, unchanging view of the database, so every table of a dump is from the
- * same moment. PostgreSQL: a read-only REPEATABLE READ transaction. SQLite: `VACUUM INTO` a copy in
- * `workDir` (one short statement) read through its own connection, because a transaction on the platform's
- * single SQLite connection would hold up every other request for the length of the dump.
+ * same moment, without holding up the platform's own requests.
+ * - PostgreSQL: a read-only REPEATABLE READ transaction.
+ * - SQLite (a file, in WAL mode): a read transaction on a connection of its own, opened read-only on the same
+ *   file. WAL gives that reader the database as it was at its first read for as long as the transaction
+ *   lasts, while the platform's connection goes on writing; the dump reads it in small pages (table-dump).
+ *   The write-ahead log cannot be checkpointed past that snapshot meanwhile, so it grows by what is written
+ *   during the dump, and shrinks back at the next checkpoints.
+ * - SQLite in memory (no file to open twice): `VACUUM INTO` a copy in `workDir`, read on its own connection.
  */
 export async function withSnapshot<T>(
   database: Database,
@@ -25,14 +31,38 @@ export async function withSnapshot<T>(
         return read(trx as unknown as LooseDb);
       });
   }
-  const file = join(workDir, 'snapshot.db');
-  await sql`vacuum into ${file}`.execute(database.db);
-  const copy = createSqliteDatabase(file);
+  const file = await sqliteFile(database);
+  if (file) return readSqliteSnapshot(file, read);
+  const copy = join(workDir, 'snapshot.db');
+  await sql`vacuum into ${copy}`.execute(database.db);
+  const opened = createSqliteDatabase(copy);
   try {
-    return await read(copy.db as unknown as LooseDb);
+    return await read(opened.db as unknown as LooseDb);
   } finally {
-    await copy.close();
-    for (const suffix of ['', '-wal', '-shm']) await rm(file + suffix, { force: true });
+    await opened.close();
+    for (const suffix of ['', '-wal', '-shm']) await rm(copy + suffix, { force: true });
+  }
+}
+
+/** The file of the main SQLite database; undefined for an in-memory one. */
+async function sqliteFile(database: Database): Promise<string | undefined> {
+  const { rows } = await sql<{ file: string | null }>`
+    select file from pragma_database_list where name = 'main'`.execute(database.db);
+  return rows[0]?.file || undefined;
+}
+
+async function readSqliteSnapshot<T>(file: string, read: (db: LooseDb) => Promise<T>): Promise<T> {
+  const connection = new SqliteDriver(file, { readonly: true, fileMustExist: true });
+  connection.pragma('busy_timeout = 5000');
+  const db: LooseDb = new Kysely({ dialect: new SqliteDialect({ database: connection }) });
+  try {
+    await sql`begin`.execute(db);
+    // The snapshot is taken at the first read of the transaction, now.
+    await sql`select count(*) from sqlite_master`.execute(db);
+    return await read(db);
+  } finally {
+    await sql`rollback`.execute(db).catch(() => undefined);
+    await db.destroy();
   }
 }
 

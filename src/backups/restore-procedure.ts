@@ -7,7 +7,12 @@ import type { Database } from '../storage/database.js';
 import type { Maintenance, MaintenanceState } from '../system/maintenance.js';
 import type { SystemStateStore } from '../system/system-state-store.js';
 import type { TaskContext } from '../tasks/task-runner.js';
-import { type ApplyReport, applyArchive, type VerifiedArchive } from './backup-restorer.js';
+import {
+  type DatabaseReport,
+  replaceDatabase,
+  swapPluginFiles,
+  type VerifiedArchive,
+} from './backup-restorer.js';
 import type { BackupRow } from './backup-store.js';
 import { clearRestoreMarker, maintenanceInput, writeRestoreMarker } from './restore-marker.js';
 
@@ -19,22 +24,91 @@ export interface RestoreProcedureDeps {
   auth: AuthService;
   config: ConfigService;
   log: FastifyBaseLogger;
-  writeSafetyBackup: (name: string, encryption: boolean) => Promise<BackupRow>;
+  /** Writes the safety backup; stops early (throwing) when the signal aborts. */
+  writeSafetyBackup: (name: string, encryption: boolean, signal: AbortSignal) => Promise<BackupRow>;
   /** Makes the plugin manager of every instance load what the restored database says. */
   reloadPlugins: () => Promise<void>;
 }
 
+export interface RestoreReport extends DatabaseReport {
+  plugin_files: number;
+  /** What an after-database step could not do (the restored data stays; the step says `failed`). */
+  warnings: string[];
+}
+
+/** What the steps after the database one share: the restore as it went so far. */
+export interface AfterDatabaseContext {
+  deps: RestoreProcedureDeps;
+  task: TaskContext;
+  archive: VerifiedArchive;
+  actor: string;
+  report: RestoreReport;
+}
+
+/**
+ * A step that runs once the database step has committed. Every one of them runs, in order, whatever happened
+ * to the one before: the data is replaced, so what follows it (plugins, caches, anything derived from the
+ * data) must catch up with it. A step that throws is marked `failed` with a warning; the restore still
+ * completes. To add one, add it to AFTER_DATABASE (its name becomes a step of the `restore` task).
+ */
+export interface AfterDatabaseStep {
+  name: string;
+  run: (ctx: AfterDatabaseContext) => Promise<void>;
+}
+
+const AFTER_DATABASE: readonly AfterDatabaseStep[] = [
+  {
+    // Whatever the components, the plugins' installed state may have changed (it is in the database).
+    name: 'plugins',
+    run: async ({ deps, task, archive, report }) => {
+      if (archive.components.includes('plugins')) {
+        report.plugin_files = await swapPluginFiles(deps.cfg(), archive, task.taskId);
+      }
+      await deps.reloadPlugins();
+    },
+  },
+  {
+    // Every instance drops what it cached of users, sessions, keys and configuration.
+    name: 'caches',
+    run: async ({ deps, task, archive, actor, report }) => {
+      if (archive.components.includes('database')) {
+        for (const id of report.affected_user_ids) await deps.auth.userChanged(id);
+      }
+      if (archive.components.includes('configuration')) {
+        const change = await deps.config.reload(actor);
+        task.log('info', `configuration reloaded; ${change.updated_keys.length} keys changed`);
+      }
+    },
+  },
+];
+
+/** The steps of a `restore` task, in order. */
+export const RESTORE_STEPS: readonly string[] = [
+  'maintenance',
+  'safety_backup',
+  'database',
+  ...AFTER_DATABASE.map((s) => s.name),
+];
+
+// Overall progress: the safety backup and the database step take the time.
+const SAFETY_FROM = 0.05;
+const DATABASE_FROM = 0.3;
+const DATABASE_TO = 0.85;
+
 /**
  * The steps of a `restore` task on an archive already verified: maintenance on, safety backup, the one
- * transaction, plugin files and the plugins loaded as restored, caches dropped on every instance; maintenance
- * back to what it was, whatever happened. Cancelling works until the database step begins; from then on the
- * transaction decides. A marker row outlives a crash in between, so a start-up puts maintenance back then.
+ * transaction, then every after-database step (plugin files and the plugins loaded as restored, caches
+ * dropped on every instance, …); maintenance back to what it was, whatever happened.
+ *
+ * Cancelling works until the database step begins: the task then becomes uncancellable (a cancel answers 409
+ * `not_cancellable`) and always goes on to its last step. Cancelled before, it stops with nothing replaced. A
+ * marker row outlives a crash in between, so a start-up puts maintenance back then.
  */
 export async function runRestoreProcedure(
   deps: RestoreProcedureDeps,
   task: TaskContext,
   job: { archive: VerifiedArchive; safetyBackup: boolean; actor: string; estimatedMs: number },
-): Promise<{ report: ApplyReport; safetyBackupId: string | null }> {
+): Promise<{ report: RestoreReport; safetyBackupId: string | null }> {
   const { archive } = job;
   const previous = deps.maintenance.current();
   const message = `Restoring backup ${archive.backup.id}; the platform is back shortly`;
@@ -62,10 +136,10 @@ export async function runRestoreProcedure(
     task.signal.throwIfAborted();
     let safetyBackupId: string | null = null;
     if (job.safetyBackup) {
-      task.progress(0.05, 'safety_backup');
+      task.progress(SAFETY_FROM, 'safety_backup');
       // An encrypted archive's data stays encrypted at rest in the backup taken before it is restored.
       const encrypt = archive.encrypted && deps.cfg().backups.encryption_key !== '';
-      const safety = await deps.writeSafetyBackup(`before restore ${task.taskId}`, encrypt);
+      const safety = await deps.writeSafetyBackup(`before restore ${task.taskId}`, encrypt, task.signal);
       safetyBackupId = safety.id;
       task.setDetails({ safety_backup_id: safety.id });
       task.log('info', `safety backup ${safety.id} written (${safety.size_bytes} bytes)`);
@@ -73,54 +147,44 @@ export async function runRestoreProcedure(
     } else {
       task.step('safety_backup', 'skipped', 0);
     }
-    task.signal.throwIfAborted();
-    task.progress(0.3, 'database');
-    const report = await applyArchive(deps, archive, {
-      restoreId: task.taskId,
-      onTable: (_table, done, of) => task.progress(0.3 + (0.6 * done) / of, 'database'),
+    // The point of no return: from here a cancel is refused, and every later step runs.
+    await task.beginUncancellable();
+    task.progress(DATABASE_FROM, 'database');
+    // Stored before the transaction begins: on SQLite it holds the one connection until it commits, and the
+    // task's progress is written behind it.
+    await task.save();
+    const database = await replaceDatabase(deps, archive, {
+      onProgress: (f) => {
+        task.progress(DATABASE_FROM + (DATABASE_TO - DATABASE_FROM) * f);
+        task.step('database', 'running', f);
+      },
     });
     task.step('database', 'completed');
-    await reloadPlugins(deps, task);
-    task.log('info', `restored ${Object.keys(report.tables).length} tables, ${report.config_keys} settings`);
-    task.progress(0.95, 'caches');
-    await dropCaches(deps, report, archive, job.actor, task);
-    task.step('caches', 'completed');
+    task.log(
+      'info',
+      `restored ${Object.keys(database.tables).length} tables, ${database.config_keys} settings`,
+    );
+    const report: RestoreReport = { ...database, plugin_files: 0, warnings: [] };
+    await runAfterDatabase({ deps, task, archive, actor: job.actor, report });
     return { report, safetyBackupId };
   } finally {
     await restoreMaintenance(deps, previous, job.actor);
   }
 }
 
-/** Whatever the components, the plugins' installed state may have changed (it is in the database). */
-async function reloadPlugins(deps: RestoreProcedureDeps, task: TaskContext): Promise<void> {
-  task.progress(0.92, 'plugins');
-  try {
-    await deps.reloadPlugins();
-    task.step('plugins', 'completed');
-  } catch (err) {
-    // The data is committed; the plugins follow at the next change or start. Not a failed restore.
-    task.log('warning', `plugins could not be reloaded: ${(err as Error).message}`);
-    task.step('plugins', 'failed');
-  }
-}
-
-/** Every instance drops what it cached of users, sessions, keys and configuration. */
-async function dropCaches(
-  deps: RestoreProcedureDeps,
-  report: ApplyReport,
-  archive: VerifiedArchive,
-  actor: string,
-  task: TaskContext,
-): Promise<void> {
-  if (archive.components.includes('database')) {
-    for (const id of report.affected_user_ids) await deps.auth.userChanged(id);
-  }
-  if (archive.components.includes('configuration')) {
+async function runAfterDatabase(ctx: AfterDatabaseContext): Promise<void> {
+  const { task } = ctx;
+  for (const [i, step] of AFTER_DATABASE.entries()) {
+    task.progress(DATABASE_TO + ((1 - DATABASE_TO) * i) / AFTER_DATABASE.length, step.name);
     try {
-      const change = await deps.config.reload(actor);
-      task.log('info', `configuration reloaded; ${change.updated_keys.length} keys changed`);
+      await step.run(ctx);
+      task.step(step.name, 'completed');
     } catch (err) {
-      task.log('warning', `configuration reload failed: ${(err as Error).message}`);
+      // The data is committed; what this step keeps in line with it catches up at the next change or start.
+      const warning = `${step.name}: ${(err as Error).message}`;
+      ctx.report.warnings.push(warning);
+      task.log('warning', `step ${warning}`);
+      task.step(step.name, 'failed');
     }
   }
 }

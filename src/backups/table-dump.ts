@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { setImmediate as turn } from 'node:timers/promises';
 import { sql } from 'kysely';
+import type { Dialect } from '../storage/database.js';
 import { INSTALLATION_ROWS } from './backup-scope.js';
 import type { LooseDb, TableInfo } from './database-schema.js';
 import { encodeValue } from './row-codec.js';
@@ -19,36 +21,55 @@ export interface DumpedTable {
   file: DumpedFile;
 }
 
-const BATCH = 1000;
+/** Rows read per query: a page of a wide table reads and encodes in a few milliseconds. */
+const PAGE = 500;
+
+export interface DumpOptions {
+  /** Checked between pages: an aborted dump stops with the signal's reason. */
+  signal?: AbortSignal | undefined;
+  /** Called after each page with the rows dumped so far. */
+  onRows?: ((rows: number) => void) | undefined;
+}
 
 /**
  * Writes one JSON Lines file per table (`<dir>/database/<table>.jsonl`, one object per row) from a database
- * that does not change underneath (a snapshot), in pages, so no table is ever held in memory whole.
+ * that does not change underneath (a snapshot), in pages read by key, so no table is ever held in memory
+ * whole and no single read takes long. On SQLite each read runs on the event loop's thread: the loop gets a
+ * turn between pages, so requests are served all along.
  */
 export async function dumpTables(
   db: LooseDb,
+  dialect: Dialect,
   tables: readonly TableInfo[],
   dir: string,
+  options: DumpOptions = {},
 ): Promise<Record<string, DumpedTable>> {
   const out: Record<string, DumpedTable> = {};
+  let total = 0;
   for (const table of tables) {
     const path = `database/${table.name}.jsonl`;
     const writer = await HashingWriter.open(join(dir, path));
     let rows = 0;
     try {
       const live = INSTALLATION_ROWS[table.name];
-      for await (const batch of pages(db, table)) {
+      for await (const batch of pages(db, dialect, table)) {
+        let text = '';
         for (const row of batch) {
           if (live?.keep(String(row[live.column]))) continue;
           const record: Record<string, unknown> = {};
           for (const c of table.columns) record[c.name] = encodeValue(row[c.name]);
-          await writer.write(`${JSON.stringify(record)}\n`);
+          text += `${JSON.stringify(record)}\n`;
           rows += 1;
         }
+        await writer.write(text);
+        options.onRows?.(total + rows);
+        options.signal?.throwIfAborted();
+        if (dialect === 'sqlite') await turn();
       }
     } finally {
       await writer.close();
     }
+    total += rows;
     out[table.name] = {
       rows,
       columns: table.columns.map((c) => c.name),
@@ -58,28 +79,60 @@ export async function dumpTables(
   return out;
 }
 
-/** Pages of a table: keyset pagination on a one-column primary key, else ordered offsets. */
-async function* pages(db: LooseDb, table: TableInfo): AsyncGenerator<Record<string, unknown>[]> {
-  const base = () => db.selectFrom(table.name).selectAll();
-  const [key, ...rest] = table.primaryKey;
-  if (key !== undefined && rest.length === 0) {
-    let after: unknown;
-    for (;;) {
-      let q = base();
-      if (after !== undefined) q = q.where(sql.ref(key), '>', after);
-      const rows = (await q.orderBy(sql.ref(key)).limit(BATCH).execute()) as Record<string, unknown>[];
+/** Rows of the tables, for progress: an estimate on PostgreSQL, where counting would read every table. */
+export async function countRows(db: LooseDb, dialect: Dialect, tables: readonly TableInfo[]) {
+  if (dialect === 'postgres') {
+    const { rows } = await sql<{ n: string | number | null }>`
+      select coalesce(sum(greatest(c.reltuples, 0)), 0) as n from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind = 'r'
+        and c.relname in (${sql.join(tables.map((t) => t.name))})`.execute(db);
+    return Number(rows[0]?.n ?? 0);
+  }
+  // SQLite keeps no row counts; the largest rowid of each table is a cheap upper bound (one index seek).
+  let n = 0;
+  for (const t of tables) {
+    const { rows } = await sql<{ n: number | null }>`select max(rowid) as n from ${sql.table(t.name)}`
+      .execute(db)
+      .catch(() => ({ rows: [{ n: 0 }] }));
+    n += Number(rows[0]?.n ?? 0);
+  }
+  return n;
+}
+
+/**
+ * Pages of a table in key order, each read from where the last ended (keyset pagination): on the primary key
+ * (row values for a key of several columns), on SQLite's rowid for a table without one, and by offset only for
+ * a PostgreSQL table without a primary key (its reads are network waits, not the event loop's time).
+ */
+async function* pages(
+  db: LooseDb,
+  dialect: Dialect,
+  table: TableInfo,
+): AsyncGenerator<Record<string, unknown>[]> {
+  const key = table.primaryKey.length > 0 ? table.primaryKey : dialect === 'sqlite' ? ['rowid'] : undefined;
+  if (!key) {
+    const order = table.columns.map((c) => sql.ref(c.name));
+    for (let offset = 0; ; offset += PAGE) {
+      const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table.name)}
+        order by ${sql.join(order)} limit ${PAGE} offset ${offset}`.execute(db);
       if (rows.length > 0) yield rows;
-      if (rows.length < BATCH) return;
-      after = rows[rows.length - 1]?.[key];
+      if (rows.length < PAGE) return;
     }
   }
-  const order = table.primaryKey.length > 0 ? table.primaryKey : table.columns.map((c) => c.name);
-  for (let offset = 0; ; offset += BATCH) {
-    let q = base();
-    for (const c of order) q = q.orderBy(sql.ref(c));
-    const rows = (await q.limit(BATCH).offset(offset).execute()) as Record<string, unknown>[];
+  const columns = sql.join(key.map((k) => sql.ref(k)));
+  // A rowid key is selected under a name of its own, so it is not confused with a column.
+  const select = key[0] === 'rowid' && table.primaryKey.length === 0 ? sql`*, rowid as "$rowid"` : sql`*`;
+  const keyOf = (row: Record<string, unknown>) =>
+    key.map((k) => (k === 'rowid' && table.primaryKey.length === 0 ? row['$rowid'] : row[k]));
+  let after: unknown[] | undefined;
+  for (;;) {
+    const from = after ? sql`where (${columns}) > (${sql.join(after.map((v) => sql`${v}`))})` : sql``;
+    const { rows } = await sql<Record<string, unknown>>`select ${select} from ${sql.table(table.name)}
+      ${from} order by ${columns} limit ${PAGE}`.execute(db);
     if (rows.length > 0) yield rows;
-    if (rows.length < BATCH) return;
+    if (rows.length < PAGE) return;
+    after = keyOf(rows[rows.length - 1]!);
   }
 }
 
@@ -106,8 +159,16 @@ export class HashingWriter {
     this.bytes += chunk.length;
     if (!this.stream.write(chunk)) {
       await new Promise<void>((resolve, reject) => {
-        this.stream.once('drain', resolve);
-        this.stream.once('error', reject);
+        const drained = () => {
+          this.stream.off('error', failed);
+          resolve();
+        };
+        const failed = (err: Error) => {
+          this.stream.off('drain', drained);
+          reject(err);
+        };
+        this.stream.once('drain', drained);
+        this.stream.once('error', failed);
       });
     }
   }

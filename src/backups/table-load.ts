@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { setImmediate as turn } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Dialect } from '../storage/database.js';
 import { type Manifest, tableFile } from './backup-manifest.js';
@@ -24,33 +25,60 @@ export async function replaceTables(
   dialect: Dialect,
   tables: readonly TableInfo[],
   archive: { dir: string; manifest: Manifest },
-  options: { maxLineBytes: number; onTable?: (table: string, done: number, of: number) => void },
+  options: { maxLineBytes: number; onProgress?: (fraction: number) => void },
 ): Promise<LoadReport> {
   const order = dependencyOrder(tables);
-  for (const table of [...order].reverse()) {
-    let q = trx.deleteFrom(table.name);
-    const live = INSTALLATION_ROWS[table.name];
-    if (live) {
-      const values = await trx.selectFrom(table.name).select(sql.ref(live.column).as('v')).execute();
-      const kept = values.map((r) => String(r['v'])).filter(live.keep);
-      if (kept.length > 0) q = q.where(sql.ref(live.column), 'not in', kept);
-    }
-    await q.execute();
-  }
+  for (const table of [...order].reverse()) await emptyTable(trx, dialect, table);
   const report: LoadReport = { tables: {}, ignored_columns: {} };
-  let done = 0;
+  // Progress by rows loaded (what takes the time), out of every row the archive has for these tables.
+  const total = order.reduce((n, t) => n + (archive.manifest.tables[t.name]?.rows ?? 0), 0);
+  let loaded = 0;
+  const rowsLoaded = (n: number) => {
+    loaded += n;
+    options.onProgress?.(total === 0 ? 1 : Math.min(1, loaded / total));
+  };
   for (const table of order) {
     const dumped = archive.manifest.tables[table.name];
     report.tables[table.name] = dumped
-      ? await loadTable(trx, dialect, table, join(archive.dir, tableFile(table.name)), dumped, options)
+      ? await loadTable(trx, dialect, table, join(archive.dir, tableFile(table.name)), dumped, {
+          ...options,
+          rowsLoaded,
+        })
       : 0;
     const ignored = (dumped?.columns ?? []).filter((c) => !table.columns.some((t) => t.name === c));
     if (ignored.length > 0) report.ignored_columns[table.name] = ignored;
     if (dialect === 'postgres') await resetSequences(trx, table);
-    done += 1;
-    options.onTable?.(table.name, done, order.length);
   }
+  options.onProgress?.(1);
   return report;
+}
+
+/** Rows deleted per statement on SQLite, whose statements run on the event loop's thread. */
+const DELETE_BATCH = 2000;
+
+/**
+ * Deletes a table's rows, but the installation's own (INSTALLATION_ROWS). PostgreSQL answers over the network,
+ * so one statement costs the event loop nothing. SQLite runs each statement on this thread: a table of millions
+ * of rows is deleted a bounded batch at a time (by rowid), with a turn of the event loop between batches.
+ */
+async function emptyTable(trx: LooseDb, dialect: Dialect, table: TableInfo): Promise<void> {
+  const live = INSTALLATION_ROWS[table.name];
+  let kept: string[] = [];
+  if (live) {
+    const values = await trx.selectFrom(table.name).select(sql.ref(live.column).as('v')).execute();
+    kept = values.map((r) => String(r['v'])).filter(live.keep);
+  }
+  const keep = live && kept.length > 0 ? sql`${sql.ref(live.column)} not in (${sql.join(kept)})` : sql`1 = 1`;
+  if (dialect === 'postgres') {
+    await sql`delete from ${sql.table(table.name)} where ${keep}`.execute(trx);
+    return;
+  }
+  for (;;) {
+    const result = await sql`delete from ${sql.table(table.name)} where rowid in (
+      select rowid from ${sql.table(table.name)} where ${keep} limit ${DELETE_BATCH})`.execute(trx);
+    if (Number(result.numAffectedRows ?? 0) < DELETE_BATCH) return;
+    await turn();
+  }
 }
 
 async function loadTable(
@@ -59,7 +87,7 @@ async function loadTable(
   table: TableInfo,
   file: string,
   dumped: { rows: number },
-  options: { maxLineBytes: number },
+  options: { maxLineBytes: number; rowsLoaded: (n: number) => void },
 ): Promise<number> {
   const columns = new Map<string, ColumnInfo>(table.columns.map((c) => [c.name, c]));
   const live = INSTALLATION_ROWS[table.name];
@@ -71,7 +99,11 @@ async function loadTable(
   const flush = async () => {
     if (batch.length === 0) return;
     await trx.insertInto(table.name).values(batch).execute();
+    options.rowsLoaded(batch.length);
     batch = [];
+    // Lines come from a buffered reader, often without a real wait between batches: each SQLite insert runs
+    // on this thread, so the event loop gets a turn here (PostgreSQL's inserts are network waits anyway).
+    if (dialect === 'sqlite') await turn();
   };
   for await (const line of jsonlLines(file, options.maxLineBytes)) {
     lineNo += 1;

@@ -7,6 +7,19 @@ export interface SharedState {
   readonly kind: 'memory' | 'redis';
   /** Adds one to the counter of the current fixed window; returns the new count and when the window ends. */
   hit(key: string, windowSeconds: number): Promise<{ count: number; resetAt: number }>;
+  /**
+   * Adds one to a counter that is kept `ttlSeconds` after its last increment (no fixed window: it only
+   * restarts once idle that long); returns the new count.
+   */
+  increment(key: string, ttlSeconds: number): Promise<number>;
+  /** Starts an `increment` counter again from zero. */
+  resetCounter(key: string): Promise<void>;
+  /**
+   * Paces something across every instance (GCRA, the generic cell rate algorithm): takes up to `want` permits
+   * of a pace of one per `intervalMs`, each granted no more than `toleranceMs` ahead of its turn (0: strictly
+   * one per interval). Answers how many were granted and in how many milliseconds the next one is due.
+   */
+  pace(key: string, intervalMs: number, toleranceMs: number, want: number): Promise<Paced>;
   publish(channel: string, message: unknown): Promise<void>;
   /** Returns an unsubscribe function. Handlers receive the parsed message. */
   subscribe(channel: string, handler: (message: unknown) => void): () => void;
@@ -21,6 +34,33 @@ export interface SharedState {
   tryLease(name: string, ttlMs: number): Promise<HeldLease | undefined>;
   ping(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** What `SharedState.pace` answers. */
+export interface Paced {
+  granted: number;
+  /** Until the next permit is due (0 when one could be taken at once). */
+  waitMs: number;
+}
+
+/**
+ * One `pace` step on a theoretical arrival time (`tat`, when the next permit is due): grants permits while
+ * they are due within `toleranceMs` of `now`, up to `want`. The Redis script does the same in Lua.
+ */
+export function gcra(
+  tat: number,
+  now: number,
+  intervalMs: number,
+  toleranceMs: number,
+  want: number,
+): { tat: number; granted: number; waitMs: number } {
+  let next = Math.max(tat, now);
+  let granted = 0;
+  while (granted < want && next - toleranceMs <= now) {
+    next += intervalMs;
+    granted += 1;
+  }
+  return { tat: next, granted, waitMs: Math.max(0, next - toleranceMs - now) };
 }
 
 /** `tryLock` in terms of `tryLease`: a lease nobody renews, released by the returned function. */

@@ -4,6 +4,7 @@ import { AppError } from '../http/app-error.js';
 import { parseCidr } from '../security/ip-ranges.js';
 import { ConfigSchema, type PlatformConfig, schemaAt } from './config-schema.js';
 import { cronSettingProblems } from './cron-settings.js';
+import { secretSettingProblems } from './secret-settings.js';
 
 export type ConfigTree = Record<string, unknown>;
 export interface ConfigProblem {
@@ -70,7 +71,10 @@ export function unflatten(entries: Record<string, unknown>): ConfigTree {
   return out;
 }
 
-/** Applies defaults and validates (the schema, then cron expressions); returns every problem, not only the first. */
+/**
+ * Applies defaults and validates (the schema, then cron expressions, proxies, secret lengths); returns every
+ * problem, not only the first.
+ */
 export function validateTree(tree: ConfigTree): { config?: PlatformConfig; problems: ConfigProblem[] } {
   const problems = findForbiddenKeys(tree);
   if (problems.length > 0) return { problems };
@@ -82,6 +86,7 @@ export function validateTree(tree: ConfigTree): { config?: PlatformConfig; probl
   // Checks beyond what a JSON Schema says: cron expressions, read by the scheduler's own parser.
   problems.push(...cronSettingProblems(withDefaults as PlatformConfig));
   problems.push(...proxySettingProblems(withDefaults as PlatformConfig));
+  problems.push(...secretSettingProblems(withDefaults as PlatformConfig));
   if (problems.length > 0) return { problems: dedupe(problems) };
   return { config: withDefaults as PlatformConfig, problems: [] };
 }

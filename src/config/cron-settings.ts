@@ -8,6 +8,7 @@ import type { ConfigProblem } from './config-tree.js';
  */
 export const CRON_SETTINGS: readonly { key: string; optional: boolean }[] = [
   { key: 'events.retention_schedule', optional: false },
+  { key: 'events.rollup_compaction_schedule', optional: false },
   { key: 'tasks.cleanup_schedule', optional: false },
   { key: 'backups.schedule', optional: true },
 ];

@@ -24,7 +24,7 @@ export interface EventListCacheDeps {
  * unlisted event has expired: dashboards and consoles poll the same pages, and rebuilding one reads, decodes
  * and serializes every row again. Any write to the database (an emit, a status move, a purge, a restore)
  * changes the stamp and the next request rebuilds the page, so a cached page is never older than the data.
- * Keys include the reader, whose rights decide which confidential events a page holds.
+ * Keys include the reader's rights (`readerKey`), which decide which events a page holds.
  */
 export class EventListCache {
   constructor(private readonly deps: EventListCacheDeps) {}

@@ -3,8 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, pagination } from '../http/envelope.js';
+import { requestIdempotencyRef } from '../http/idempotency.js';
 import { plainJson } from '../http/plain-json.js';
 import { requestOrigin } from '../kernel/platform-events.js';
+import { readerKey } from './event-data.js';
 import type { EventListCache } from './event-list-cache.js';
 import {
   AuditTrail,
@@ -20,9 +22,11 @@ import { eventSummary } from './event-views.js';
 
 const tags = ['events'];
 
+/** The request's principal as a reader of events: its permissions are an API key's narrowed scopes. */
 export const readerOf = (request: FastifyRequest): Reader => ({
   userId: request.principal!.userId,
   isAdmin: request.principal!.isAdmin,
+  permissions: request.principal!.permissions,
 });
 
 const FILTER_KEYS = [
@@ -35,6 +39,9 @@ const FILTER_KEYS = [
   'status',
 ] as const;
 
+/** Test-only (ADR 0011): the process kills itself after an emit's commit, before its answer is stored. */
+const EXIT_AFTER_EMIT_COMMIT = process.env['PLATFORM_TEST_EXIT_AFTER_EMIT_COMMIT'] === '1';
+
 export function registerEventRoutes(
   app: App,
   deps: { events: EventService; listCache: EventListCache },
@@ -44,7 +51,15 @@ export function registerEventRoutes(
   app.post(
     '/api/v1/events',
     {
-      config: { access: access.permission('events:emit') },
+      config: {
+        access: access.permission('events:emit'),
+        idempotent: true,
+        // The key is written with the event, in its transaction: a retry after a crash finds it (ADR 0011).
+        idempotentCommitted: async (request, ref, since) => {
+          const row = await events.emittedUnder(ref, since);
+          return row && ok(request, { event: eventSummary(row) });
+        },
+      },
       schema: {
         operationId: 'emitEvent',
         tags,
@@ -52,7 +67,10 @@ export function registerEventRoutes(
         description:
           'The event and one outbox row per matching durable subscription are written in one transaction; ' +
           'the 201 is sent after the commit. Errors: 400 INVALID_EVENT_TYPE, 413 EVENT_TOO_LARGE, ' +
-          '410 EVENT_EXPIRED (expires_at in the past), 422 VALIDATION_ERROR.',
+          '410 EVENT_EXPIRED (expires_at in the past), 422 VALIDATION_ERROR (also for a source or type reserved ' +
+          'for the platform: system, auth, plugin:<id>; auth.*, security.*, system.*, …; and for `data` that does ' +
+          'not match its type’s schema in the event catalogue, GET /api/v1/events/types, naming the field as ' +
+          '`data.<path>`), 422 EVENT_TYPE_NOT_REGISTERED (a type not in the catalogue when events.catalogue_strict is on).',
         body: EmitBody,
         response: {
           201: Envelope(Type.Object({ event: EventSummary })),
@@ -65,8 +83,11 @@ export function registerEventRoutes(
       const p = request.principal!;
       const origin = Object.assign(requestOrigin(request), {
         emitter: { userId: p.userId, username: p.username },
+        idempotencyRef: requestIdempotencyRef(request),
       });
       const row = await events.emit(request.body, origin);
+      // Test-only (docs/adr/0011): dies like a killed process between the emit's commit and its stored answer.
+      if (EXIT_AFTER_EMIT_COMMIT) process.kill(process.pid, 'SIGKILL');
       return reply.code(201).send(ok(request, { event: eventSummary(row) }));
     },
   );
@@ -107,10 +128,14 @@ export function registerEventRoutes(
         const value = q[key];
         if (value !== undefined) filters[key] = value;
       }
-      const key = JSON.stringify([reader.isAdmin ? '' : reader.userId, query, filters]);
+      const key = JSON.stringify([readerKey(reader), query, filters]);
       const data = await listCache.page(key, async () => {
-        const { items, total } = await events.list(query, reader);
-        return { events: items, pagination: pagination(page, perPage, total), filters_applied: filters };
+        const { items, total, totalExact } = await events.list(query, reader);
+        return {
+          events: items,
+          pagination: { ...pagination(page, perPage, total), ...(totalExact ? {} : { total_exact: false }) },
+          filters_applied: filters,
+        };
       });
       return ok(request, data);
     },
@@ -125,7 +150,8 @@ export function registerEventRoutes(
         tags,
         summary: 'One event with its data, metadata and delivery information',
         description:
-          '404 EVENT_NOT_FOUND for an unknown event, and for a confidential one the caller may not read; ' +
+          '404 EVENT_NOT_FOUND for an unknown event, and for one the caller may not read (confidential, or a ' +
+          "platform event without its family's permission); " +
           '410 EVENT_EXPIRED after its expires_at.',
         params: EventIdParams,
         response: {

@@ -57,6 +57,16 @@ const Metadata = Type.Object(
     user_agent: Type.String(),
     ip_address: Type.String(),
     processing_time_ms: Type.Number({ description: 'From the emit request to the write of the event' }),
+    trace_id: Type.Optional(
+      Type.String({
+        description: 'The W3C trace the event belongs to (docs/tracing.md)',
+        pattern: '^[0-9a-f]{32}$',
+      }),
+    ),
+    traceparent: Type.Optional(
+      Type.String({ description: 'The span its deliveries, plugin calls and stream messages descend from' }),
+    ),
+    tracestate: Type.Optional(Type.String({ description: 'The emitter’s tracestate, as sent' })),
   },
   { additionalProperties: true },
 );
@@ -121,7 +131,18 @@ export const ListQuery = Type.Object(
 
 export const EventList = Type.Object({
   events: Type.Array(EventListItem),
-  pagination: Pagination,
+  pagination: Type.Composite([
+    Pagination,
+    Type.Object({
+      total_exact: Type.Optional(
+        Type.Boolean({
+          description:
+            'Present, and false, only when the count stopped 10,000 events past the page: `total` (and ' +
+            '`pages`) are then a lower bound, and has_next is true. Absent when `total` is exact.',
+        }),
+      ),
+    }),
+  ]),
   filters_applied: Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer()]), {
     description: 'The filters of the query, echoed',
   }),

@@ -5,9 +5,12 @@ import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { EventOrigin } from '../kernel/platform-events.js';
 import { isUnstorableText } from '../kernel/storable-text.js';
+import { beginEmitTrace } from '../tracing/emit-trace.js';
+import { offTracing, type Tracing } from '../tracing/tracing.js';
 import type { EventBus } from './event-bus.js';
+import type { EventCatalogue } from './event-catalogue.js';
 import type { EventCipher } from './event-cipher.js';
-import { mayRead } from './event-data.js';
+import { type EventReader, isPlatformSource, isPlatformType, mayRead } from './event-data.js';
 import type { EventQuery, EventStore } from './event-store.js';
 import type { EventsTable } from './event-tables.js';
 import { isValidEventType } from './event-type.js';
@@ -34,12 +37,15 @@ export interface EmitInput {
 /** Where an emit came from: the request (or the platform's own caller) and, for an emit over the API, who. */
 export interface EmitOrigin extends EventOrigin {
   emitter: { userId: string; username: string } | undefined;
+  /**
+   * Set only by the platform recording its own events (`recordPlatformEvents`): they alone may use the
+   * platform's types (`auth.*`, `security.*`, … see PLATFORM_EVENT_FAMILIES) and sources.
+   */
+  platform?: true | undefined;
 }
 
-export interface Reader {
-  userId: string;
-  isAdmin: boolean;
-}
+/** Who reads: see `mayRead` (event-data.ts), the one rule of every read. */
+export type Reader = EventReader;
 
 /** Counts live stream clients an event would reach (the stream hub). */
 export type LiveAudience = (
@@ -58,6 +64,9 @@ export class EventService {
       store: EventStore;
       subscriptions: SubscriptionIndex;
       cipher: EventCipher;
+      catalogue: EventCatalogue;
+      /** Trace context of emits (docs/tracing.md); off when absent. */
+      tracing?: Tracing;
     },
   ) {}
 
@@ -68,7 +77,8 @@ export class EventService {
 
   /**
    * Validates and stores an event with its outbox rows in one transaction; resolves after the commit.
-   * @throws AppError INVALID_EVENT_TYPE, EVENT_TOO_LARGE, EVENT_EXPIRED, VALIDATION_ERROR
+   * @throws AppError INVALID_EVENT_TYPE, EVENT_TOO_LARGE, EVENT_EXPIRED, VALIDATION_ERROR (also `data` against
+   *   its type's schema in the catalogue), EVENT_TYPE_NOT_REGISTERED (strict catalogue)
    */
   async emit(input: EmitInput, origin: EmitOrigin): Promise<EventsTable> {
     const startedAt = performance.now();
@@ -87,6 +97,7 @@ export class EventService {
         { details: { field: typeField, value: cutText(eventType, 300) } },
       );
     }
+    if (!origin.platform) assertNotPlatformOwn(input, eventType, typeField, origin);
     const priority = input.priority ?? 5;
     // The API's schema says the same; the platform's own callers (plugins) reach here unchecked.
     if (!Number.isInteger(priority) || priority < 1 || priority > 10) {
@@ -109,6 +120,8 @@ export class EventService {
         details: { field: 'data', size_bytes: size, max_bytes: max },
       });
     }
+    // The platform's own types are never in the catalogue, and never refused for it.
+    if (!origin.platform) this.deps.catalogue.check(eventType, data, typeField);
     let expiresAt: string | null = null;
     if (input.expires_at !== undefined) {
       const at = Date.parse(input.expires_at);
@@ -143,19 +156,22 @@ export class EventService {
       security_level: securityLevel,
       emitter_id: origin.emitter?.userId ?? null,
     };
-    const subscriptionIds = this.deps.subscriptions.match(
-      extend(facts, { confidential, emitterId: facts.emitter_id }),
-      () => data,
-    );
+    const subscriptionIds = this.deps.subscriptions.match(facts, () => data);
     const live = this.liveAudience(facts, () => data);
-    return this.deps.bus.write({
+    const eventId = newId('evt');
+    const trace = beginEmitTrace(this.deps.tracing ?? offTracing, origin, {
+      event_id: eventId,
+      event_type: facts.event_type,
+      source: facts.source,
+    });
+    const written = this.deps.bus.write({
       row: {
         event_type: facts.event_type,
         source: facts.source,
         priority: facts.priority,
         security_level: facts.security_level,
         emitter_id: facts.emitter_id,
-        event_id: newId('evt'),
+        event_id: eventId,
         timestamp: nowIso(),
         status: 'emitted',
         data: confidential ? this.deps.cipher.seal(dataText) : dataText,
@@ -166,10 +182,19 @@ export class EventService {
         subscriber_count: subscriptionIds.length + live,
         emitted_by: origin.emitter?.username ?? facts.source,
         durable_subscribers: subscriptionIds.length,
+        traceparent: trace.traceparent,
+        tracestate: trace.tracestate,
+        idempotency_ref: origin.idempotencyRef ?? null,
       },
       subscriptionIds,
       startedAt,
     });
+    return trace.follow(written);
+  }
+
+  /** The event emitted under an Idempotency-Key (`idempotencyRef`) since `since`, if one was committed. */
+  async emittedUnder(ref: string, since: string): Promise<EventsTable | undefined> {
+    return this.deps.store.findByIdempotencyRef(ref, since);
   }
 
   /** @throws AppError EVENT_NOT_FOUND (also for confidential events the reader may not see), EVENT_EXPIRED */
@@ -203,8 +228,8 @@ export class EventService {
         details: { field: 'start_time', reason: 'is after end_time' },
       });
     }
-    const { rows, total } = await this.deps.store.query({ ...query, now: nowIso(), reader });
-    return { items: rows.map((r) => eventListItem(r, this.deps.cipher)), total };
+    const { rows, total, totalExact } = await this.deps.store.query({ ...query, now: nowIso(), reader });
+    return { items: rows.map((r) => eventListItem(r, this.deps.cipher)), total, totalExact };
   }
 
   /** The sequence of an event a stream resumes after. @throws AppError EVENT_NOT_FOUND */
@@ -256,6 +281,38 @@ function assertStorable(field: string, value: string | undefined): void {
     status: 400,
     details: { field, reason: 'unsupported characters' },
   });
+}
+
+/**
+ * The platform's types and sources are its own: nobody else emits them, so a `security.alert` or an event from
+ * `auth` is always the platform's. Users over the API choose their `source`; a plugin's is set to
+ * `plugin:<id>` by its capability (it has no emitter), so only a user's source is checked.
+ * @throws AppError VALIDATION_ERROR (422) naming the field
+ */
+function assertNotPlatformOwn(
+  input: EmitInput,
+  eventType: string,
+  typeField: string,
+  origin: EmitOrigin,
+): void {
+  if (isPlatformType(eventType)) {
+    throw new AppError(
+      'VALIDATION_ERROR',
+      `The event type '${eventType}' is reserved for the platform's own events`,
+      {
+        details: { field: typeField, reason: 'reserved for the platform', value: cutText(eventType, 300) },
+      },
+    );
+  }
+  if (origin.emitter !== undefined && input.source !== undefined && isPlatformSource(input.source)) {
+    throw new AppError(
+      'VALIDATION_ERROR',
+      `The source '${input.source}' is reserved for the platform's own events`,
+      {
+        details: { field: 'source', reason: 'reserved for the platform', value: cutText(input.source, 300) },
+      },
+    );
+  }
 }
 
 /** Stored in an indexed column, where PostgreSQL refuses an entry over about 2.7 KB. */

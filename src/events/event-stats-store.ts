@@ -1,107 +1,183 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
+import { mayRead } from './event-data.js';
+import { minutesKeptFrom } from './rollup-compaction.js';
 
 export type TimelineBucket = 'hour' | 'day';
 
+/** Who asks: the figures count only the events this reader may read. */
+export type StatsReader = Parameters<typeof mayRead>[1];
+
 const round = (n: number, places = 2) => Math.round(n * 10 ** places) / 10 ** places;
 
-/** Aggregates over stored events and deliveries, computed by the database on both dialects. */
-export class EventStatsStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+/**
+ * A bound inside a minute is counted to the millisecond from that minute's events when it holds at most this
+ * many (read by the timestamp index); a busier minute is counted whole, and `time_range` says so.
+ */
+export const EDGE_EVENTS_LIMIT = 2000;
+const TOP = 100;
+/** Separates the parts of a roll-up key in the list of keys a reader may not read (never in a type or source). */
+const SEP = '\u001f';
 
-  async stats(start: string, end: string, bucket: TimelineBucket) {
-    const inRange = this.db
-      .selectFrom('events')
-      .where('timestamp', '>=', start)
-      .where('timestamp', '<=', end);
-    // ISO timestamps sort and cut as text: the first 13 characters are the hour, the first 10 the day.
+const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
+const ceilTo = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
+const iso = (ms: number) => new Date(ms).toISOString();
+const minuteOf = (ms: number) => iso(ms).slice(0, 16);
+const hourOf = (ms: number) => iso(ms).slice(0, 13);
+/** The start of an hour bucket (`YYYY-MM-DDTHH`), in milliseconds. */
+const hourStart = (bucket: string) => Date.parse(`${bucket}:00:00.000Z`);
+
+/** A part of the range: whole minutes or hours from the roll-ups, or a part of a minute from the events. */
+type Piece = { from: 'm' | 'h' | 'events'; start: number; end: number; subtract?: true };
+
+interface KeyRow {
+  event_type: string;
+  source: string;
+  security_level: string;
+  emitter_key: string;
+  n: number | string;
+  ms: number | string | null;
+}
+
+/**
+ * The figures of `GET /api/v1/events/stats` and `/events/health`, from the event roll-ups (migration 0015: per
+ * minute and per hour, by type, source, level and confidential emitter, kept by triggers in the transaction of
+ * every write and deletion). The cost depends on the number of hours and keys in the range, never on the number
+ * of stored events: whole hours come from the hour roll-ups, the whole minutes around them from the minute
+ * roll-ups (more than half an hour of them: that hour less the minutes outside the range), and a bound inside a
+ * minute from that minute's events (at most `EDGE_EVENTS_LIMIT` of them). Minute rows are kept for
+ * `events.rollup_minute_retention_hours` (rollup-compaction.ts): a bound older than that is counted to the whole
+ * hour, and `time_range` says so.
+ */
+export class EventStatsStore {
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly dialect: Dialect,
+  ) {}
+
+  /**
+   * `start` and `end` are both included. Answers the range actually counted (the given one, unless a bound fell
+   * in a minute too busy to count by its events: then that whole minute).
+   */
+  async stats(start: string, end: string, bucket: TimelineBucket, reader: StatsReader) {
+    const kept = await minutesKeptFrom(this.db);
+    const { pieces, range } = await this.plan(
+      Date.parse(start),
+      Date.parse(end) + 1,
+      kept === undefined ? undefined : hourStart(kept),
+    );
     const width = bucket === 'hour' ? 13 : 10;
-    const [summary, types, byType, bySource, timeline, active] = await Promise.all([
-      inRange
-        .select((eb) => [
-          eb.fn.countAll<number>().as('total'),
-          eb.fn.avg<number | null>('processing_time_ms').as('avg_ms'),
-        ])
-        .executeTakeFirst(),
-      inRange.select((eb) => eb.fn.count<number>('event_type').distinct().as('n')).executeTakeFirst(),
-      inRange
-        .select((eb) => [
-          'event_type',
-          eb.fn.countAll<number>().as('n'),
-          eb.fn.avg<number | null>('processing_time_ms').as('avg_ms'),
-        ])
-        .groupBy('event_type')
-        .orderBy('n', 'desc')
-        .orderBy('event_type')
-        .limit(100)
-        .execute(),
-      inRange
-        .select((eb) => ['source', eb.fn.countAll<number>().as('n')])
-        .groupBy('source')
-        .orderBy('n', 'desc')
-        .orderBy('source')
-        .limit(100)
-        .execute(),
-      inRange
-        .select((eb) => [
-          sql<string>`substr(timestamp, 1, ${sql.lit(width)})`.as('bucket'),
-          eb.fn.countAll<number>().as('n'),
-          eb.fn.avg<number | null>('processing_time_ms').as('avg_ms'),
-        ])
-        .groupBy(sql`substr(timestamp, 1, ${sql.lit(width)})`)
-        .orderBy('bucket')
-        .execute(),
-      this.db
-        .selectFrom('subscriptions')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('status', '=', 'active')
-        .executeTakeFirst(),
-    ]);
-    const total = Number(summary?.total ?? 0);
-    const minutes = Math.max((Date.parse(end) - Date.parse(start)) / 60_000, 1 / 60);
+    const visible = this.visibleTo(reader);
+
+    const keyRows = await sql<KeyRow>`
+      select event_type, source, security_level, emitter_key, sum(n) as n, sum(ms) as ms
+      from (${this.union(pieces)}) p where ${visible}
+      group by event_type, source, security_level, emitter_key`.execute(this.db);
+    // The reader's rule, applied per distinct key (bounded by types × sources, never by events).
+    const readable: KeyRow[] = [];
+    const hidden: string[] = [];
+    for (const r of keyRows.rows) {
+      const row = {
+        event_type: r.event_type,
+        source: r.source,
+        security_level: r.security_level,
+        emitter_id: r.emitter_key === '' ? null : r.emitter_key,
+      };
+      if (mayRead(row, reader)) readable.push(r);
+      else hidden.push(keyText(r));
+    }
+    const notHidden = hidden.length === 0 ? sql`1 = 1` : this.notAmong(hidden);
+    const timeline =
+      readable.length === 0
+        ? []
+        : (
+            await sql<{ tb: string; n: number | string; ms: number | string | null }>`
+              select substr(bucket, 1, ${sql.lit(width)}) as tb, sum(n) as n, sum(ms) as ms
+              from (${this.union(pieces)}) p where ${visible} and ${notHidden}
+              group by substr(bucket, 1, ${sql.lit(width)}) order by tb`.execute(this.db)
+          ).rows;
+    const active = await this.db
+      .selectFrom('subscriptions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+
+    const byType = new Map<string, { n: number; ms: number }>();
+    const bySource = new Map<string, number>();
+    let total = 0;
+    let totalMs = 0;
+    for (const r of readable) {
+      const n = Number(r.n);
+      if (n <= 0) continue;
+      const ms = Number(r.ms ?? 0);
+      total += n;
+      totalMs += ms;
+      const t = byType.get(r.event_type) ?? { n: 0, ms: 0 };
+      t.n += n;
+      t.ms += ms;
+      byType.set(r.event_type, t);
+      bySource.set(r.source, (bySource.get(r.source) ?? 0) + n);
+    }
+    const minutes = Math.max((range.end - range.start) / MINUTE_MS, 1 / 60);
     const pct = (n: number) => (total === 0 ? 0 : round((n / total) * 100));
+    const top = <T>(entries: [string, T][], count: (v: T) => number) =>
+      entries.sort(([a, x], [b, y]) => count(y) - count(x) || (a < b ? -1 : a > b ? 1 : 0)).slice(0, TOP);
     return {
+      time_range: { start: iso(range.start), end: iso(range.end) },
       summary: {
         total_events: total,
         events_per_minute: round(total / minutes, 4),
-        unique_event_types: Number(types?.n ?? 0),
+        unique_event_types: byType.size,
         active_subscriptions: Number(active?.n ?? 0),
-        average_processing_time_ms: round(Number(summary?.avg_ms ?? 0), 3),
+        average_processing_time_ms: total === 0 ? 0 : round(totalMs / total, 3),
       },
-      by_event_type: byType.map((r) => ({
-        event_type: r.event_type,
-        count: Number(r.n),
-        percentage: pct(Number(r.n)),
-        avg_processing_time_ms: round(Number(r.avg_ms ?? 0), 3),
+      by_event_type: top([...byType], (v) => v.n).map(([event_type, v]) => ({
+        event_type,
+        count: v.n,
+        percentage: pct(v.n),
+        avg_processing_time_ms: round(v.ms / v.n, 3),
       })),
-      by_source: bySource.map((r) => ({
-        source: r.source,
-        count: Number(r.n),
-        percentage: pct(Number(r.n)),
+      by_source: top([...bySource], (v) => v).map(([source, n]) => ({
+        source,
+        count: n,
+        percentage: pct(n),
       })),
-      timeline: timeline.map((r) => ({
-        timestamp: bucket === 'hour' ? `${r.bucket}:00:00.000Z` : `${r.bucket}T00:00:00.000Z`,
-        event_count: Number(r.n),
-        avg_processing_time_ms: round(Number(r.avg_ms ?? 0), 3),
-      })),
+      timeline: timeline
+        .filter((r) => Number(r.n) > 0)
+        .map((r) => ({
+          timestamp: bucket === 'hour' ? `${r.tb}:00:00.000Z` : `${r.tb}T00:00:00.000Z`,
+          event_count: Number(r.n),
+          avg_processing_time_ms: round(Number(r.ms ?? 0) / Number(r.n), 3),
+        })),
     };
   }
 
-  /** Measured over recent windows: throughput, emit latency, delivery errors and latency. */
+  /**
+   * Measured over recent windows, from the minute roll-ups: events stored since the start of the previous minute
+   * (a window of 60 to 120 s) and their mean emit time over the last 5 to 6 minutes; delivery errors and latency
+   * from the attempts of the last hour.
+   */
   async recent(now: number) {
-    const minuteAgo = new Date(now - 60_000).toISOString();
-    const fiveMinutesAgo = new Date(now - 300_000).toISOString();
-    const hourAgo = new Date(now - 3_600_000).toISOString();
-    const [lastMinute, latency, attempts] = await Promise.all([
+    const rateFrom = floorTo(now, MINUTE_MS) - MINUTE_MS;
+    const latencyFrom = floorTo(now, MINUTE_MS) - 5 * MINUTE_MS;
+    const hourAgo = new Date(now - HOUR_MS).toISOString();
+    const [minutes, attempts] = await Promise.all([
       this.db
-        .selectFrom('events')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('timestamp', '>=', minuteAgo)
-        .executeTakeFirst(),
-      this.db
-        .selectFrom('events')
-        .select((eb) => eb.fn.avg<number | null>('processing_time_ms').as('avg_ms'))
-        .where('timestamp', '>=', fiveMinutesAgo)
+        .selectFrom('event_rollups')
+        .select((eb) => [
+          eb.fn.sum<number | string | null>('event_count').as('n'),
+          eb.fn.sum<number | string | null>('processing_ms').as('ms'),
+          eb.fn
+            .sum<number | string | null>(
+              sql`case when bucket >= ${minuteOf(rateFrom)} then event_count else 0 end`,
+            )
+            .as('recent'),
+        ])
+        .where('span', '=', 'm')
+        .where('bucket', '>=', minuteOf(latencyFrom))
         .executeTakeFirst(),
       this.db
         .selectFrom('delivery_attempts')
@@ -113,13 +189,127 @@ export class EventStatsStore {
         .where('created_at', '>=', hourAgo)
         .executeTakeFirst(),
     ]);
+    const recentCount = Number(minutes?.recent ?? 0);
+    const count = Number(minutes?.n ?? 0);
+    const ms = Number(minutes?.ms ?? 0);
     const tried = Number(attempts?.n ?? 0);
     return {
-      events_last_minute: Number(lastMinute?.n ?? 0),
-      average_emit_latency_ms: round(Number(latency?.avg_ms ?? 0), 3),
+      events_per_second: round(recentCount / Math.max(1, (now - rateFrom) / 1000), 3),
+      average_emit_latency_ms: count <= 0 ? 0 : round(ms / count, 3),
       delivery_attempts_last_hour: tried,
       delivery_error_rate: tried === 0 ? 0 : round(Number(attempts?.failed ?? 0) / tried, 4),
       average_delivery_latency_ms: round(Number(attempts?.avg_ms ?? 0), 3),
     };
   }
+
+  /**
+   * Splits [a, b) into pieces: events for parts of minutes, minute roll-ups around whole hours, hour roll-ups.
+   * Minutes before `keptFrom` were folded into their hours (rollup-compaction.ts): a bound in one of them is
+   * moved out to its hour's edge (the start back, the end forward), so that part is read from the hour rows.
+   */
+  private async plan(
+    from: number,
+    to: number,
+    keptFrom: number | undefined,
+  ): Promise<{ pieces: Piece[]; range: { start: number; end: number } }> {
+    const folded = (ms: number) => keptFrom !== undefined && floorTo(ms, MINUTE_MS) < keptFrom;
+    const a = folded(from) ? floorTo(from, HOUR_MS) : from;
+    const b = folded(to - 1) ? ceilTo(to, HOUR_MS) : to;
+    const pieces: Piece[] = [];
+    let start = a;
+    let end = b;
+    const ma = ceilTo(a, MINUTE_MS);
+    const mb = floorTo(b, MINUTE_MS);
+    // The parts of a minute at either end, or the whole range when it lies inside one minute.
+    const edges: [number, number][] = [];
+    if (ma > mb) edges.push([a, b]);
+    else {
+      if (a < ma) edges.push([a, ma]);
+      if (mb < b) edges.push([mb, b]);
+    }
+    let wholeFrom = ma;
+    const wholeTo = mb;
+    for (const [s, e] of edges) {
+      const minute = floorTo(s, MINUTE_MS);
+      if ((await this.eventsInMinute(minute)) <= EDGE_EVENTS_LIMIT) {
+        pieces.push({ from: 'events', start: s, end: e });
+        continue;
+      }
+      // Too busy to count by its events: the whole minute, from its roll-up.
+      pieces.push({ from: 'm', start: minute, end: minute + MINUTE_MS });
+      if (s === a) start = minute;
+      if (e === b) end = minute + MINUTE_MS;
+    }
+    if (wholeFrom < wholeTo) {
+      const ha = ceilTo(wholeFrom, HOUR_MS);
+      const hb = floorTo(wholeTo, HOUR_MS);
+      if (ha < hb) {
+        // A part of an hour of more than half an hour is read as the whole hour less the minutes outside it.
+        if (ha - wholeFrom > HOUR_MS / 2) {
+          pieces.push({ from: 'h', start: ha - HOUR_MS, end: ha });
+          pieces.push({ from: 'm', start: ha - HOUR_MS, end: wholeFrom, subtract: true });
+        } else if (wholeFrom < ha) pieces.push({ from: 'm', start: wholeFrom, end: ha });
+        pieces.push({ from: 'h', start: ha, end: hb });
+        if (wholeTo - hb > HOUR_MS / 2) {
+          pieces.push({ from: 'h', start: hb, end: hb + HOUR_MS });
+          pieces.push({ from: 'm', start: wholeTo, end: hb + HOUR_MS, subtract: true });
+          wholeFrom = wholeTo;
+        } else wholeFrom = hb;
+      }
+      if (wholeFrom < wholeTo) pieces.push({ from: 'm', start: wholeFrom, end: wholeTo });
+    }
+    return { pieces, range: { start, end: end - 1 } };
+  }
+
+  private async eventsInMinute(minute: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('event_rollups')
+      .select((eb) => eb.fn.sum<number | string | null>('event_count').as('n'))
+      .where('span', '=', 'm')
+      .where('bucket', '=', minuteOf(minute))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** The pieces as one row set: bucket, key, n, ms. */
+  private union(pieces: readonly Piece[]): RawBuilder<unknown> {
+    if (pieces.length === 0) {
+      return sql`select '' as bucket, '' as event_type, '' as source, '' as security_level,
+        '' as emitter_key, 0 as n, 0 as ms where 1 = 0`;
+    }
+    return sql.join(
+      pieces.map((p) => {
+        if (p.from === 'events') {
+          return sql`select substr(timestamp, 1, 16) as bucket, event_type, source, security_level,
+            case when security_level = 'confidential' then coalesce(emitter_id, '') else '' end as emitter_key,
+            1 as n, processing_time_ms as ms
+            from events where timestamp >= ${iso(p.start)} and timestamp < ${iso(p.end)}`;
+        }
+        const cut = p.from === 'm' ? minuteOf : hourOf;
+        const sign = sql.raw(p.subtract ? '-' : '');
+        return sql`select bucket, event_type, source, security_level, emitter_key,
+          ${sign}event_count as n, ${sign}processing_ms as ms
+          from event_rollups where span = ${p.from} and bucket >= ${cut(p.start)} and bucket < ${cut(p.end)}`;
+      }),
+      sql` union all `,
+    );
+  }
+
+  /** Confidential rows count only for their emitter and admins (the rest of the rule is applied per key). */
+  private visibleTo(reader: StatsReader): RawBuilder<unknown> {
+    if (reader.isAdmin) return sql`1 = 1`;
+    return sql`(security_level <> 'confidential' or emitter_key = ${reader.userId})`;
+  }
+
+  /** Rows whose key is none of `keys` (`keyText` of each), passed as one JSON array. */
+  private notAmong(keys: readonly string[]): RawBuilder<unknown> {
+    const key = sql`event_type || ${SEP} || source || ${SEP} || security_level || ${SEP} || emitter_key`;
+    const list = JSON.stringify(keys);
+    return this.dialect === 'postgres'
+      ? sql`${key} not in (select jsonb_array_elements_text(${list}::jsonb))`
+      : sql`${key} not in (select value from json_each(${list}))`;
+  }
 }
+
+const keyText = (r: Pick<KeyRow, 'event_type' | 'source' | 'security_level' | 'emitter_key'>) =>
+  [r.event_type, r.source, r.security_level, r.emitter_key].join(SEP);

@@ -27,6 +27,11 @@ export interface EventsTable {
    */
   emitted_by: string | null;
   durable_subscribers: number | null;
+  /** The trace the event belongs to (migration 0024, docs/tracing.md); null for events stored before it. */
+  traceparent: string | null;
+  tracestate: string | null;
+  /** The caller's Idempotency-Key, as `idempotencyRef` digests it (migration 0031); null without one. */
+  idempotency_ref: string | null;
 }
 
 export interface SubscriptionsTable {
@@ -42,7 +47,14 @@ export interface SubscriptionsTable {
   webhook_secret: string | null;
   retry_policy: string;
   timeout_seconds: number;
+  /** `webhook_config.rate_limit`: deliveries per second at most; null for no limit (migration 0023). */
+  rate_limit: number | null;
   batch_config: string;
+  /**
+   * The scopes of the API key that created it (JSON array), which narrow what its owner's roles let it receive;
+   * null when made with a session or by a plugin (migration 0018).
+   */
+  reader_scopes: string | null;
   plugin_id: string | null;
   events_delivered: number;
   events_failed: number;
@@ -51,6 +63,13 @@ export interface SubscriptionsTable {
   last_error: string | null;
   created_at: string;
   updated_at: string;
+  /** The secret before the last rotation (sealed), still signing until `previous_secret_expires_at` (0022). */
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+  /** When the first attempt failed after the last success; null while its target answers (0022). */
+  failing_since: string | null;
+  /** When it last stopped being active: paused, or put in error (0022). */
+  inactive_since: string | null;
 }
 
 /** One row per (event, matching durable subscription), written in the emitting transaction. */
@@ -111,8 +130,44 @@ export interface EventSequenceTable {
   last: number;
 }
 
+/**
+ * Counts and processing-time sums of the stored events per minute (`span` `m`, bucket `YYYY-MM-DDTHH:MM`) and per
+ * hour (`h`, `YYYY-MM-DDTHH`), type, source, level and, for confidential events, emitter (`emitter_key`, else '').
+ * Kept by triggers on `events` in the transaction of every write and deletion (migration 0015).
+ */
+export interface EventRollupsTable {
+  span: 'm' | 'h';
+  bucket: string;
+  event_type: string;
+  source: string;
+  security_level: string;
+  emitter_key: string;
+  event_count: number;
+  processing_ms: number;
+}
+
+/**
+ * From which hour (`minutes_from`, `YYYY-MM-DDTHH`) every minute roll-up is kept; older minutes were folded into
+ * the hour rows by the compaction job (migration 0030). One row, named `minutes`.
+ */
+export interface EventRollupCompactionTable {
+  name: string;
+  minutes_from: string;
+  updated_at: string;
+}
+
+/** How many events a purge has deleted, written with each deleted batch (migration 0015). */
+export interface EventPurgeProgressTable {
+  purge_id: string;
+  events_purged: number;
+  updated_at: string;
+}
+
 export interface EventTables {
   events: EventsTable;
+  event_rollups: EventRollupsTable;
+  event_rollup_compaction: EventRollupCompactionTable;
+  event_purge_progress: EventPurgeProgressTable;
   event_sequence: EventSequenceTable;
   subscriptions: SubscriptionsTable;
   event_outbox: EventOutboxTable;
@@ -145,6 +200,9 @@ export const INSERT_COLUMNS = {
     'processing_time_ms',
     'emitted_by',
     'durable_subscribers',
+    'traceparent',
+    'tracestate',
+    'idempotency_ref',
   ],
   event_outbox: [
     'id',
@@ -176,5 +234,8 @@ export const INSERT_COLUMNS = {
   ],
   event_audit: ['id', 'event_id', 'timestamp', 'action', 'actor', 'details'],
 } as const satisfies {
-  [T in Exclude<keyof EventTables, 'subscriptions' | 'event_sequence'>]: readonly (keyof EventTables[T])[];
+  [T in Exclude<
+    keyof EventTables,
+    'subscriptions' | 'event_sequence' | 'event_rollups' | 'event_rollup_compaction' | 'event_purge_progress'
+  >]: readonly (keyof EventTables[T])[];
 };

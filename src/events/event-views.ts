@@ -1,4 +1,5 @@
 import { extend } from '../kernel/extend.js';
+import { traceMetadata } from '../tracing/trace-metadata.js';
 import type { EventCipher } from './event-cipher.js';
 import { decodeEventData } from './event-data.js';
 import type { EventRow, EventStore } from './event-store.js';
@@ -32,7 +33,9 @@ export interface StoredMetadata {
 }
 
 function readMetadata(row: EventRow) {
-  return extend(JSON.parse(row.metadata) as StoredMetadata, { processing_time_ms: row.processing_time_ms });
+  const stored = JSON.parse(row.metadata) as StoredMetadata;
+  const read = extend(stored, { processing_time_ms: row.processing_time_ms });
+  return row.traceparent === null ? read : extend(read, traceMetadata(row.traceparent, row.tracestate));
 }
 
 function common(row: EventRow) {

@@ -74,3 +74,16 @@ export function firstSegmentOf(pattern: string): string | undefined {
   const first = pattern.split('.', 1)[0]!;
   return first === '*' || first === '**' ? undefined : first;
 }
+
+/**
+ * The literal segments a pattern starts with, joined (`shop5.order` for `shop5.order.*`), or undefined when it
+ * starts with a wildcard or has none. Every type it matches is that prefix or starts with it and a dot.
+ */
+export function literalPrefixOf(pattern: string): string | undefined {
+  const literal: string[] = [];
+  for (const segment of pattern.split('.')) {
+    if (segment === '*' || segment === '**') break;
+    literal.push(segment);
+  }
+  return literal.length === 0 || !pattern.includes('*') ? undefined : literal.join('.');
+}

@@ -24,6 +24,7 @@ export function recordPlatformEvents(
           userAgent: origin?.userAgent ?? '',
           ipAddress: origin?.ipAddress ?? '',
           correlationId: origin?.correlationId,
+          platform: true,
         },
       )
       .catch((err: unknown) => log.error({ err, event_type: e.type }, 'could not store a platform event'));

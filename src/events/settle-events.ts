@@ -3,12 +3,15 @@ import type { Dialect } from '../storage/database.js';
 import { dialectSql, runSqlForIds } from '../storage/dialect-sql.js';
 import type { Tables } from '../storage/tables.js';
 
-// An event is settled once none of its own (not replayed) deliveries is open: `failed` if any failed.
-const SETTLE =
+// An event is settled once none of its own (not replayed) deliveries is open: `failed` if any failed. The rows
+// are found by id: `("status" || '')` keeps SQLite from reading them through the status index instead, which it
+// chose without statistics (a fresh store), scanning every open event, and, for `failed`, every failed delivery
+// of the outbox, per statement: a backlog of emitted events made each settle slower (issue 26).
+export const SETTLE =
   `update "events" set "status" = case when exists (select 1 from "event_outbox" as "o" ` +
-  `where "o"."event_id" = "events"."event_id" and "o"."status" = 'failed' and "o"."replay_id" is null) ` +
+  `where "o"."event_id" = "events"."event_id" and ("o"."status" || '') = 'failed' and "o"."replay_id" is null) ` +
   `then 'failed' else 'processed' end ` +
-  `where "event_id" in list(?) and "status" in ('emitted', 'processing') and not exists (select 1 ` +
+  `where "event_id" in list(?) and ("status" || '') in ('emitted', 'processing') and not exists (select 1 ` +
   `from "event_outbox" as "o" where "o"."event_id" = "events"."event_id" ` +
   `and "o"."status" in ('pending', 'delivering') and "o"."replay_id" is null)`;
 const SQL = { sqlite: dialectSql('sqlite', SETTLE), postgres: dialectSql('postgres', SETTLE) };

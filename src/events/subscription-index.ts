@@ -1,12 +1,13 @@
 import type { SharedState } from '../cluster/shared-state.js';
+import { type EventReader, mayRead, type ReadFacts, subscriptionReader } from './event-data.js';
 import { type CompiledSelector, compileSelector, type SelectableEvent } from './event-filters.js';
 import { PatternIndex } from './pattern-index.js';
 import type { SubscriptionStore } from './subscription-store.js';
 
 interface Entry {
   id: string;
-  ownerId: string;
-  ownerIsAdmin: boolean;
+  /** Whom it receives as: its owner's rights (`subscriptionReader`). */
+  reader: EventReader;
   selector: CompiledSelector;
 }
 
@@ -77,12 +78,10 @@ export class SubscriptionIndex {
             priority?: { min?: number; max?: number };
             data_filters?: Record<string, unknown>;
           };
-          const roles = row.owner_roles ? (JSON.parse(row.owner_roles) as string[]) : [];
           next.add(
             {
               id: row.id,
-              ownerId: row.owner_id,
-              ownerIsAdmin: roles.includes('admin'),
+              reader: subscriptionReader(row.owner_id, row.owner_roles, row.reader_scopes),
               selector: compileSelector({
                 patterns,
                 source: filters.source,
@@ -101,16 +100,14 @@ export class SubscriptionIndex {
   }
 
   /**
-   * Ids of the subscriptions an event goes to. A confidential event goes only to subscriptions of its emitter
-   * or of an admin, the only callers who may read it.
+   * Ids of the subscriptions an event goes to: those that select it and whose owner may read it (`mayRead`: a
+   * confidential event only to its emitter's or an admin's, a platform event only to holders of its family's
+   * permission).
    */
-  match(
-    event: SelectableEvent & { confidential: boolean; emitterId: string | null },
-    data: () => unknown,
-  ): string[] {
+  match(event: SelectableEvent & ReadFacts, data: () => unknown): string[] {
     const out: string[] = [];
     for (const entry of this.index.candidates(event.event_type)) {
-      if (event.confidential && !entry.ownerIsAdmin && entry.ownerId !== event.emitterId) continue;
+      if (!mayRead(event, entry.reader)) continue;
       if (entry.selector.matches(event, data)) out.push(entry.id);
     }
     return out;

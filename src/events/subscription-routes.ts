@@ -16,10 +16,24 @@ import { subscriptionView } from './subscription-views.js';
 const tags = ['events'];
 const base = '/api/v1/events/subscriptions';
 const Single = Envelope(Type.Object({ subscription: SubscriptionView }));
+const Updated = Envelope(
+  Type.Object({
+    subscription: SubscriptionView,
+    missed_since: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Only when this update re-enabled a paused or failed subscription: since when it failed every ' +
+          'attempt or stopped receiving events (POST .../recover with this as since sends them again)',
+      }),
+    ),
+  }),
+);
 
 export const callerOf = (request: FastifyRequest): Caller => ({
   userId: request.principal!.userId,
   isAdmin: request.principal!.isAdmin,
+  keyScopes: request.principal!.method === 'api_key' ? request.principal!.permissions : undefined,
 });
 
 export function registerSubscriptionRoutes(app: App, deps: { subscriptions: SubscriptionService }): void {
@@ -28,7 +42,7 @@ export function registerSubscriptionRoutes(app: App, deps: { subscriptions: Subs
   app.post(
     base,
     {
-      config: { access: access.permission('events:subscribe') },
+      config: { access: access.permission('events:subscribe'), idempotent: true },
       schema: {
         operationId: 'createSubscription',
         tags,
@@ -100,10 +114,12 @@ export function registerSubscriptionRoutes(app: App, deps: { subscriptions: Subs
         summary: 'Change a subscription; only the fields given change',
         description:
           'enabled: false pauses it (events emitted meanwhile are not queued for it); enabled: true makes a ' +
-          'paused or failed (error) subscription active again. webhook_config may be partial, e.g. only url.',
+          'paused or failed (error) subscription active again, and the answer then carries missed_since: ' +
+          'since when it failed or missed events, to pass as `since` to POST .../recover. webhook_config ' +
+          'may be partial, e.g. only url.',
         params: SubscriptionIdParams,
         body: UpdateSubscriptionBody,
-        response: { 200: Single, 404: { $ref: 'ErrorEnvelope#' } },
+        response: { 200: Updated, 404: { $ref: 'ErrorEnvelope#' } },
       },
       handler: async (request) => {
         const row = await subscriptions.update(
@@ -111,7 +127,8 @@ export function registerSubscriptionRoutes(app: App, deps: { subscriptions: Subs
           request.params.subscription_id,
           request.body,
         );
-        return ok(request, { subscription: subscriptionView(row) });
+        const missed = row.missedSince === undefined ? {} : { missed_since: row.missedSince };
+        return ok(request, { subscription: subscriptionView(row), ...missed });
       },
     });
   }

@@ -46,6 +46,14 @@ const WebhookConfigInput = Type.Object(
     secret: Type.Optional(Type.String({ minLength: 8, maxLength: 256 })),
     retry_policy: Type.Optional(RetryPolicyInput),
     timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 60 })),
+    rate_limit: Type.Optional(
+      Type.Union([Type.Number({ minimum: 0.01, maximum: 10_000 }), Type.Null()], {
+        description:
+          'Deliveries per second at most to the target, across all instances (fractions allowed: 0.5 is one ' +
+          'every 2 s); null or absent: no limit. In an update, null removes the limit.',
+        examples: [5],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -104,6 +112,9 @@ export const SubscriptionView = Type.Object({
         exponential_backoff: Type.Boolean(),
       }),
       timeout_seconds: Type.Integer(),
+      rate_limit: Type.Union([Type.Number(), Type.Null()], {
+        description: 'Deliveries per second at most; null: no limit',
+      }),
     }),
     Type.Null(),
   ]),

@@ -17,6 +17,8 @@ export type UpdateSubscription = Static<typeof UpdateSubscriptionBody>;
 export interface Caller {
   userId: string;
   isAdmin: boolean;
+  /** An API key's scopes; a subscription it creates receives only what they let it read. */
+  keyScopes?: readonly string[] | undefined;
 }
 
 export const SECRET_MASK = '********';
@@ -66,8 +68,10 @@ export class SubscriptionService {
       retry_policy: JSON.stringify({ ...DEFAULT_RETRY, ...(input.webhook_config.retry_policy ?? {}) }),
       timeout_seconds:
         input.webhook_config.timeout_seconds ?? this.deps.config().webhooks.default_timeout_seconds,
+      rate_limit: input.webhook_config.rate_limit ?? null,
       batch_config: JSON.stringify({ ...DEFAULT_BATCH, ...(input.batch_config ?? {}) }),
       plugin_id: null,
+      reader_scopes: caller.keyScopes === undefined ? null : JSON.stringify(caller.keyScopes),
       events_delivered: 0,
       events_failed: 0,
       consecutive_failures: 0,
@@ -75,6 +79,10 @@ export class SubscriptionService {
       last_error: null,
       created_at: now,
       updated_at: now,
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      failing_since: null,
+      inactive_since: null,
     };
     const limit = this.deps.config().events.max_subscriptions_per_user;
     if (!(await this.deps.store.insertWithinLimit(row, limit))) {
@@ -97,8 +105,15 @@ export class SubscriptionService {
     return row;
   }
 
-  /** A partial update (PUT and PATCH alike). `enabled: true` brings a paused or failed subscription back. */
-  async update(caller: Caller, id: string, input: UpdateSubscription): Promise<SubscriptionRow> {
+  /**
+   * A partial update (PUT and PATCH alike). `enabled: true` brings a paused or failed subscription back; the
+   * answer then carries `missedSince`: since when it failed or missed events (what `recover` can send again).
+   */
+  async update(
+    caller: Caller,
+    id: string,
+    input: UpdateSubscription,
+  ): Promise<SubscriptionRow & { missedSince?: string }> {
     const row = await this.get(caller, id);
     if (row.delivery_method === 'plugin') {
       // Delivered to its plugin, not over HTTP: a webhook's settings would be stored and never used.
@@ -120,9 +135,15 @@ export class SubscriptionService {
       assertNesting('filters.data_filters', input.filters.data_filters);
       changes.filters = JSON.stringify(input.filters);
     }
+    let missedSince: string | undefined;
     if (input.enabled !== undefined) {
       changes.status = input.enabled ? 'active' : 'paused';
       if (input.enabled) changes.consecutive_failures = 0;
+      if (input.enabled && row.status !== 'active') {
+        missedSince = row.failing_since ?? row.inactive_since ?? row.updated_at;
+        Object.assign(changes, { failing_since: null, inactive_since: null });
+      }
+      if (!input.enabled && row.status === 'active') changes.inactive_since = changes.updated_at;
     }
     const wc = input.webhook_config;
     if (wc) {
@@ -132,18 +153,21 @@ export class SubscriptionService {
       }
       if (wc.secret !== undefined && wc.secret !== SECRET_MASK) {
         changes.webhook_secret = this.deps.cipher.seal(wc.secret);
+        // Replaced outright: a rotation's previous secret stops signing too.
+        Object.assign(changes, { previous_secret: null, previous_secret_expires_at: null });
       }
       if (wc.retry_policy !== undefined) {
         changes.retry_policy = JSON.stringify({ ...JSON.parse(row.retry_policy), ...wc.retry_policy });
       }
       if (wc.timeout_seconds !== undefined) changes.timeout_seconds = wc.timeout_seconds;
+      if (wc.rate_limit !== undefined) changes.rate_limit = wc.rate_limit;
     }
     if (input.batch_config !== undefined) {
       changes.batch_config = JSON.stringify({ ...JSON.parse(row.batch_config), ...input.batch_config });
     }
     await this.deps.store.update(id, changes);
     await this.deps.index.changed();
-    return { ...row, ...changes };
+    return { ...row, ...changes, ...(missedSince === undefined ? {} : { missedSince }) };
   }
 
   /**

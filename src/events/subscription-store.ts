@@ -112,7 +112,7 @@ export class SubscriptionStore {
     return deleted;
   }
 
-  /** Active subscriptions with whether their owner is an admin (who may receive confidential events). */
+  /** Active subscriptions with their owner's roles, which decide what they receive (`subscriptionReader`). */
   async listActive(): Promise<(SubscriptionRow & { owner_roles: string | null })[]> {
     return this.db
       .selectFrom('subscriptions')

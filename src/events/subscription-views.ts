@@ -26,6 +26,7 @@ export function subscriptionView(row: SubscriptionRow, secret?: string) {
               exponential_backoff: boolean;
             },
             timeout_seconds: row.timeout_seconds,
+            rate_limit: row.rate_limit === null ? null : Number(row.rate_limit),
           },
     batch_config: JSON.parse(row.batch_config) as {
       enabled: boolean;

@@ -17,7 +17,7 @@ export function registerWebhookRoutes(app: App, deps: { subscriptions: Subscript
   app.post(
     '/api/v1/webhooks',
     {
-      config: { access: access.permission('events:subscribe') },
+      config: { access: access.permission('events:subscribe'), idempotent: true },
       schema: {
         operationId: 'createWebhook',
         tags,

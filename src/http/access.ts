@@ -42,6 +42,12 @@ declare module 'fastify' {
     rateLimitExempt?: boolean;
     /** Routes counted in the authentication bucket (10 per 10 minutes per IP by default). */
     authBucket?: boolean;
+    /**
+     * With authBucket: only refused requests count in the authentication bucket, and the handler counts them
+     * (RateLimiter.countRefused); answered ones count in their user's bucket (RateLimiter.countAnswered). The
+     * token refresh: renewing a valid session is not guessing a secret.
+     */
+    authBucketOnRefusal?: boolean;
     /** Public at the gates, but the handler applies the rule of what it serves (plugin routes): it answers 401. */
     accessInHandler?: boolean;
     /** Stream routes also take the credential as `?token=` (browsers cannot set headers on EventSource). */

@@ -25,10 +25,16 @@ export const errorCatalogue = {
   CONFIG_VALIDATION_ERROR: { status: 400, message: 'Configuration validation failed' },
   EVENT_NOT_FOUND: { status: 404, message: 'The event does not exist' },
   INVALID_EVENT_TYPE: { status: 400, message: 'The event type format is invalid' },
+  EVENT_TYPE_NOT_REGISTERED: {
+    status: 422,
+    message: 'The event type is not in the event catalogue, which is strict',
+  },
   EVENT_TOO_LARGE: { status: 413, message: 'The event payload exceeds the size limit' },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body exceeds the size limit' },
   SUBSCRIPTION_NOT_FOUND: { status: 404, message: 'The subscription does not exist' },
   SUBSCRIPTION_LIMIT_EXCEEDED: { status: 429, message: 'Too many subscriptions' },
+  SUBSCRIPTION_NOT_ACTIVE: { status: 409, message: 'The subscription is paused or in error' },
+  DELIVERY_NOT_FOUND: { status: 404, message: 'The delivery does not exist' },
   WEBHOOK_DELIVERY_FAILED: { status: 502, message: 'Webhook delivery failed' },
   EVENT_EXPIRED: { status: 410, message: 'The event has expired' },
   INSUFFICIENT_EVENT_PERMISSIONS: {
@@ -37,6 +43,14 @@ export const errorCatalogue = {
   },
   METHOD_NOT_ALLOWED: { status: 405, message: 'The method is not allowed on this resource' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'The request content type is not supported' },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 409,
+    message: 'The Idempotency-Key was already used for a different request',
+  },
+  IDEMPOTENCY_KEY_IN_PROGRESS: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed',
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorCatalogue;

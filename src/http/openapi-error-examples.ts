@@ -64,6 +64,7 @@ function forbidden(rule: Access | undefined): ErrorEnvelopeBody {
 
 function notFound(pathParams: string[]): ErrorEnvelopeBody {
   if (pathParams.includes('event_id')) return envelope('EVENT_NOT_FOUND');
+  if (pathParams.includes('delivery_id')) return envelope('DELIVERY_NOT_FOUND');
   if (pathParams.includes('subscription_id') || pathParams.includes('webhook_id'))
     return envelope('SUBSCRIPTION_NOT_FOUND');
   return envelope('RESOURCE_NOT_FOUND');

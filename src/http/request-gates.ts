@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { API_KEY_PREFIX } from '../auth/api-key-store.js';
 import type { AuthService } from '../auth/auth-service.js';
 import { hasPermission, type Principal } from '../auth/principal.js';
 import type { BlockedIps } from '../security/blocked-ips.js';
@@ -22,19 +23,23 @@ const unauthenticated = () =>
     headers: { 'www-authenticate': 'Bearer' },
   });
 
-/** Reads the credentials of a request: `Authorization: Bearer`, `X-API-Key`, or `?token=` on stream routes. */
+/**
+ * Reads the credentials of a request: `Authorization: Bearer`, `X-API-Key`, or `?token=` on stream routes.
+ * An API key (`plat_…`) is taken in the Bearer header too: clients that only know Bearer credentials, such as
+ * Prometheus's `authorization` setting for `/metrics`, can use one.
+ */
 export function credentialsOf(request: FastifyRequest): { bearer?: string; apiKey?: string } {
   const header = request.headers.authorization;
   if (typeof header === 'string' && header.length > 0) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return { bearer: match?.[1] ?? '' };
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1] ?? '';
+    return token.startsWith(API_KEY_PREFIX) ? { apiKey: token } : { bearer: token };
   }
   const key = request.headers['x-api-key'];
   if (typeof key === 'string' && key.length > 0) return { apiKey: key };
   if (request.routeOptions.config?.queryToken) {
     const token = (request.query as Record<string, unknown> | undefined)?.['token'];
     if (typeof token === 'string' && token.length > 0)
-      return token.startsWith('plat_') ? { apiKey: token } : { bearer: token };
+      return token.startsWith(API_KEY_PREFIX) ? { apiKey: token } : { bearer: token };
   }
   return {};
 }

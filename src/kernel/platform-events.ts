@@ -13,6 +13,11 @@ export interface EventOrigin {
   correlationId?: string | undefined;
   userAgent: string;
   ipAddress: string;
+  /** The request's W3C `traceparent` and `tracestate` headers, as sent (checked where an event is emitted). */
+  traceparent?: string | undefined;
+  tracestate?: string | undefined;
+  /** The Idempotency-Key the event is emitted under (`idempotencyRef`), stored in the event's transaction. */
+  idempotencyRef?: string | undefined;
 }
 
 /**
@@ -22,12 +27,15 @@ export interface EventOrigin {
  */
 export function requestOrigin(request: Pick<FastifyRequest, 'id' | 'ip' | 'headers'>): EventOrigin {
   const correlation = request.headers['x-correlation-id'];
+  const { traceparent, tracestate } = request.headers;
   return {
     requestId: request.id,
     correlationId:
       typeof correlation === 'string' && correlation ? storableText(correlation.slice(0, 128)) : undefined,
     userAgent: storableText(String(request.headers['user-agent'] ?? '').slice(0, 512)),
     ipAddress: request.ip,
+    traceparent: typeof traceparent === 'string' ? traceparent : undefined,
+    tracestate: typeof tracestate === 'string' ? tracestate : undefined,
   };
 }
 

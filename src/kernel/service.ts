@@ -1,3 +1,5 @@
+import type { MetricFamily } from './metric-family.js';
+
 export type HealthStatus = 'healthy' | 'warning' | 'unhealthy';
 
 export interface HealthCheck {
@@ -34,6 +36,12 @@ export interface PlatformService {
   health(): Promise<ServiceHealth>;
   /** Figures measured by the service itself (counts, sizes, rates). */
   metrics(): Record<string, number>;
+  /**
+   * Figures for `GET /metrics` that a flat record cannot hold (labelled series, histograms); the flat ones
+   * are exported from `metrics()` by src/metrics/service-families.ts. A scrape waits for a promise: what must
+   * be read from the store at scrape time (never from a cached health check) is read here.
+   */
+  prometheus?(): MetricFamily[] | Promise<MetricFamily[]>;
   /** The service's effective settings, secrets already masked. */
   settings?(): Record<string, unknown>;
   /**

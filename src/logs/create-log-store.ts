@@ -11,5 +11,6 @@ import { createSqliteLogStore } from './sqlite/sqlite-log-store.js';
 export async function createLogStore(database: Database, dataDir: string): Promise<KyselyLogStore> {
   if (database.dialect === 'sqlite') return createSqliteLogStore(dataDir);
   // The main connection belongs to the platform: closing the log store leaves it open.
-  return new KyselyLogStore('postgres', database.db as unknown as Kysely<LogTables>, async () => {});
+  const db = database.db as unknown as Kysely<LogTables>;
+  return new KyselyLogStore('postgres', db, async () => {}, database.reads as unknown as Kysely<LogTables>);
 }

@@ -8,6 +8,8 @@ export class KyselyLogStore implements LogStore {
     readonly kind: 'sqlite' | 'postgres',
     private readonly db: Kysely<LogTables>,
     private readonly onClose: () => Promise<void>,
+    /** Where searches run (Database.reads): they count and page through a store that grows. */
+    private readonly reads: Kysely<LogTables> = db,
   ) {}
 
   async insert(rows: LogEntriesTable[]): Promise<void> {
@@ -15,7 +17,7 @@ export class KyselyLogStore implements LogStore {
   }
 
   async query(q: LogQuery): Promise<{ rows: LogEntriesTable[]; total: number }> {
-    let base = this.db.selectFrom('log_entries');
+    let base = this.reads.selectFrom('log_entries');
     if (q.minLevel !== undefined) base = base.where('level_value', '>=', q.minLevel);
     if (q.component) base = base.where('component', '=', q.component);
     if (q.startTime) base = base.where('timestamp', '>=', q.startTime);

@@ -1,6 +1,6 @@
 /** One e-mail the platform sends to a user. */
 export interface MailMessage {
-  kind: 'welcome' | 'suspension' | 'password_reset';
+  kind: 'welcome' | 'suspension' | 'password_reset' | 'subscription_disabled';
   to: string;
   subject: string;
   text: string;

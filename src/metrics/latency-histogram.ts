@@ -23,6 +23,23 @@ export class LatencyHistogram {
     if (ms > this.maxMs) this.maxMs = ms;
   }
 
+  /**
+   * How many values were at most each bound (ms, ascending): Prometheus's cumulative buckets. A value within
+   * 2 % below a bound may count in the next bucket (the log buckets' resolution).
+   */
+  cumulative(boundsMs: readonly number[]): number[] {
+    const out: number[] = [];
+    let seen = 0;
+    let i = 0;
+    for (const bound of boundsMs) {
+      const last =
+        bound < MIN_MS ? -1 : Math.min(BUCKETS - 1, Math.floor(Math.log(bound / MIN_MS) / LOG_GROWTH + 1e-9));
+      for (; i <= last; i++) seen += this.counts[i] ?? 0;
+      out.push(seen);
+    }
+    return out;
+  }
+
   /** The q-quantile (0–1) in ms by nearest rank, never above the largest value recorded; 0 when empty. */
   quantile(q: number): number {
     if (this.count === 0) return 0;

@@ -10,7 +10,11 @@ export interface Point {
 
 /** Stores metric samples and reads them back folded into resolution buckets. */
 export class MetricSamplesStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    /** Where series are read (Database.reads): a range of samples grows with the instances and the days kept. */
+    private readonly reads: Kysely<Tables> = db,
+  ) {}
 
   async insert(rows: MetricSamplesTable[]): Promise<void> {
     if (rows.length > 0) await this.db.insertInto('metric_samples').values(rows).execute();
@@ -24,7 +28,7 @@ export class MetricSamplesStore {
     const bucket = sql<number>`(time_ms - (time_ms % ${sql.lit(widthMs)}))`;
     const weighted = names.filter((n) => METRIC_SERIES[n].within === 'weighted');
     const [rows, weights] = await Promise.all([
-      this.db
+      this.reads
         .selectFrom('metric_samples')
         .select([
           'name',
@@ -91,7 +95,7 @@ export class MetricSamplesStore {
    */
   private weightedSums(names: readonly MetricName[], fromMs: number, toMs: number, widthMs: number) {
     const bucket = sql<number>`(v.time_ms - (v.time_ms % ${sql.lit(widthMs)}))`;
-    return this.db
+    return this.reads
       .selectFrom('metric_samples as v')
       .innerJoin('metric_samples as w', (join) =>
         join

@@ -51,7 +51,7 @@ export class MetricsCollector implements PlatformService {
       log?: Pick<FastifyBaseLogger, 'warn'>;
     },
   ) {
-    this.store = new MetricSamplesStore(deps.database.db);
+    this.store = new MetricSamplesStore(deps.database.db, deps.database.reads);
   }
 
   async start(): Promise<void> {

@@ -2,15 +2,20 @@ import { Type } from '@sinclair/typebox';
 import type { CacheService } from '../cache/cache-service.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { access } from '../http/access.js';
-import { AppError } from '../http/app-error.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, Timestamp } from '../http/envelope.js';
+import type { RateLimiter } from '../http/rate-limiter.js';
+import type { MetricFamily } from '../kernel/metric-family.js';
+import type { ServiceRegistry } from '../kernel/service-registry.js';
 import type { Database } from '../storage/database.js';
 import { diskUsageBytes } from './disk-usage.js';
-import { MAX_POINTS, METRIC_NAMES, type MetricName, RESOLUTIONS, type Resolution } from './metric-series.js';
+import { METRIC_NAMES, type MetricName, RESOLUTIONS } from './metric-series.js';
 import type { MetricsCollector } from './metrics-collector.js';
 import { metricsSummary } from './metrics-summary.js';
 import { performanceReport } from './performance-report.js';
+import { prometheusText } from './prometheus-text.js';
+import { serviceFamilies } from './service-families.js';
+import { bucketRange, invalidQuery } from './time-buckets.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -110,32 +115,20 @@ const PerformanceView = Type.Object({
 
 type SeriesQueryValue = typeof SeriesQuery.static;
 
-const invalid = (field: string, reason: string, message: string, extra: Record<string, unknown> = {}) =>
-  new AppError('VALIDATION_ERROR', message, { details: { field, reason, ...extra } });
-
 /** Reads the range, resolution and names of a series query, refusing what cannot be answered. */
 function seriesRequest(q: SeriesQueryValue) {
-  const endMs = q.end_time ? Date.parse(q.end_time) : Date.now();
-  const startMs = q.start_time ? Date.parse(q.start_time) : endMs - HOUR_MS;
-  if (startMs > endMs) throw invalid('start_time', 'after end_time', 'start_time must not be after end_time');
-  const resolution = (q.resolution ?? '1m') as Resolution;
-  const width = RESOLUTIONS[resolution];
-  const points = Math.floor(endMs / width) - Math.floor(startMs / width) + 1;
-  if (points > MAX_POINTS) {
-    throw invalid(
-      'resolution',
-      `${points} points per series exceed ${MAX_POINTS}`,
-      `The range needs ${points} points at ${resolution}; at most ${MAX_POINTS} per series are returned, so choose a coarser resolution or a shorter range`,
-      { points, max_points: MAX_POINTS },
-    );
-  }
+  const { startMs, endMs, resolution } = bucketRange(q, {
+    spanMs: HOUR_MS,
+    resolution: '1m',
+    what: 'points per series',
+  });
   const wanted = (q.metrics ?? [])
     .flatMap((m) => m.split(','))
     .map((m) => m.trim())
     .filter(Boolean);
   const unknown = wanted.filter((m) => !(METRIC_NAMES as string[]).includes(m));
   if (unknown.length > 0) {
-    throw invalid('metrics', 'unknown series', `Unknown series: ${unknown.join(', ')}`, {
+    throw invalidQuery('metrics', 'unknown series', `Unknown series: ${unknown.join(', ')}`, {
       unknown,
       available: METRIC_NAMES,
     });
@@ -146,7 +139,14 @@ function seriesRequest(q: SeriesQueryValue) {
 
 export function registerMetricsRoutes(
   app: App,
-  deps: { collector: MetricsCollector; cache: CacheService; database: Database; cfg: () => PlatformConfig },
+  deps: {
+    collector: MetricsCollector;
+    cache: CacheService;
+    database: Database;
+    cfg: () => PlatformConfig;
+    registry: ServiceRegistry;
+    rateLimiter: RateLimiter;
+  },
 ): void {
   const { collector } = deps;
 
@@ -257,7 +257,9 @@ export function registerMetricsRoutes(
         tags: ['metrics'],
         summary: 'Prometheus text exposition (not enveloped)',
         description:
-          'Public when `metrics.public_prometheus` is true (read at start), else requires `read:metrics`.',
+          'Public when `metrics.public_prometheus` is true (read at start), else requires `read:metrics`. ' +
+          'Prometheus can send an API key as `Authorization: Bearer plat_…` (its `authorization` setting). ' +
+          'The families are listed in docs/operations.md.',
         response: {
           200: {
             description: 'Prometheus text format 0.0.4',
@@ -268,7 +270,17 @@ export function registerMetricsRoutes(
     },
     async (_request, reply) => {
       reply.type(collector.requests.contentType);
-      return collector.requests.prometheusText();
+      const refusals = deps.rateLimiter.refusals;
+      const families: MetricFamily[] = [
+        ...(await serviceFamilies(deps.registry)),
+        {
+          name: 'platform_rate_limit_refusals_total',
+          help: 'Requests refused by the rate limits on this instance, by bucket',
+          type: 'counter',
+          samples: Object.entries(refusals).map(([bucket, value]) => ({ labels: { bucket }, value })),
+        },
+      ];
+      return (await collector.requests.prometheusText()) + prometheusText(families);
     },
   );
 }

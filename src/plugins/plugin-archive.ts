@@ -46,7 +46,8 @@ function safeRelativePath(path: string): boolean {
 /**
  * Reads a package archive (`.tgz`) in memory and proves it is safe to unpack before anything is written:
  * the compressed and unpacked sizes, the entry count and each entry's size stay within `limits`; every path
- * stays inside the package folder; symbolic links point inside it and no entry passes through a link; hard
+ * stays inside the package folder; symbolic links point inside it, also once every link of the archive on their
+ * way is followed (a chain of links each harmless alone cannot reach out), and no entry passes through a link; hard
  * links name a file of the archive (their content is copied); device files and FIFOs are refused. The package
  * folder is the archive's root, or its single top-level folder (`package/` as `npm pack` makes it).
  *
@@ -158,6 +159,43 @@ async function parseTar(tar: Buffer, limits: ArchiveLimits): Promise<RawEntry[]>
   return entries;
 }
 
+const MAX_LINK_HOPS = 40;
+
+/**
+ * Where the symbolic link at `path` finally leads once every link of the archive on the way is followed, as a
+ * path relative to the package folder, or undefined when it leaves the folder (or loops). Each `..` applies to
+ * the folder reached so far, as the file system resolves it, not to the text: `d/up -> ..` then
+ * `esc -> d/up/..` reads as `d` lexically but is the package's parent on disk.
+ */
+function finalTarget(path: string, links: ReadonlyMap<string, string>): string | undefined {
+  let hops = 0;
+  const walk = (base: readonly string[], target: string): string[] | undefined => {
+    if (target.startsWith('/') || ++hops > MAX_LINK_HOPS) return undefined;
+    const at = [...base];
+    for (const part of target.split('/')) {
+      if (part === '' || part === '.') continue;
+      if (part === '..') {
+        if (at.length === 0) return undefined;
+        at.pop();
+        continue;
+      }
+      const next = [...at, part].join('/');
+      const link = links.get(next);
+      if (link === undefined) {
+        at.push(part);
+        continue;
+      }
+      const reached = walk(at, link);
+      if (reached === undefined) return undefined;
+      at.splice(0, at.length, ...reached);
+    }
+    return at;
+  };
+  const target = links.get(path);
+  if (target === undefined) return undefined;
+  return walk(path.split('/').slice(0, -1), target)?.join('/');
+}
+
 function locatePackage(raw: RawEntry[]): ArchiveContent {
   for (const e of raw) {
     if (e.path === '') continue;
@@ -184,7 +222,10 @@ function locatePackage(raw: RawEntry[]): ArchiveContent {
   const within = files
     .filter((e) => e.path.startsWith(prefix) && e.path.length > prefix.length)
     .map((e) => ({ ...e, path: e.path.slice(prefix.length), linkpath: e.linkpath }));
-  const links = new Set(within.filter((e) => e.type === 'SymbolicLink').map((e) => e.path));
+  const linkTargets = new Map(
+    within.filter((e) => e.type === 'SymbolicLink').map((e) => [e.path, e.linkpath] as const),
+  );
+  const links = new Set(linkTargets.keys());
   const throughLink = (path: string) => {
     const parts = path.split('/');
     for (let i = 1; i < parts.length; i++) if (links.has(parts.slice(0, i).join('/'))) return true;
@@ -223,7 +264,8 @@ function locatePackage(raw: RawEntry[]): ArchiveContent {
           resolved.startsWith('/') ||
           resolved === '..' ||
           resolved.startsWith('../') ||
-          throughLink(resolved)
+          throughLink(resolved) ||
+          finalTarget(e.path, linkTargets) === undefined
         ) {
           throw packageInvalid(
             'link_escapes',

@@ -4,8 +4,11 @@ import { compilePatterns } from '../events/pattern-matcher.js';
 import { AppError } from '../http/app-error.js';
 import type { Scheduler } from '../tasks/scheduler.js';
 import type { TaskRunner } from '../tasks/task-runner.js';
+import { ConsumerUnavailable } from '../webhooks/plugin-consumers.js';
 import type { PluginSubscriptions } from '../webhooks/plugin-subscriptions.js';
+import { PluginFiles } from './plugin-files.js';
 import type { PlatformSide } from './plugin-host.js';
+import type { PluginHttpClient } from './plugin-http.js';
 import { grants, type Manifest, type PluginPermission } from './plugin-manifest.js';
 import type { PluginRouteTable, RouteMethod } from './plugin-route-table.js';
 import type { PluginStorageStore } from './plugin-storage-store.js';
@@ -19,12 +22,16 @@ export interface CapabilityServices {
   tasks: TaskRunner;
   scheduler: Scheduler;
   subscriptions: PluginSubscriptions;
+  /** Outgoing requests (`ctx.http.fetch`), through the webhooks' guarded connector. */
+  http: PluginHttpClient;
 }
 
 /** What the capabilities need of the plugin they serve (its runtime on this instance). */
 export interface CapabilityHost {
   readonly id: string;
   readonly manifest: Manifest;
+  /** The plugin's own folder for files: `ctx.files` reaches nothing else. */
+  readonly dataDir: string;
   readonly routes: PluginRouteTable;
   /** Runs a handler of the plugin with its accounting (timeouts, failures, statistics). */
   guard(kind: 'event' | 'task' | 'schedule', what: string, run: () => Promise<unknown>): Promise<unknown>;
@@ -51,6 +58,7 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
   const { id, manifest } = host;
   const emits = compilePatterns(manifest.events.emits.length > 0 ? manifest.events.emits : []);
   const cache = services.cache.namespace(`plugin_cache:${id}`);
+  const files = new PluginFiles(host.dataDir);
   const need = (permission: PluginPermission, what: string) => {
     if (grants(manifest, permission)) return;
     const message = `ctx.${what} needs the permission '${permission}', which the plugin's manifest does not grant`;
@@ -66,7 +74,12 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
     switch (op) {
       case 'events.emit': {
         need('events:emit', 'events.emit');
-        const [type, data, options] = args as [unknown, unknown, { priority?: unknown } | undefined];
+        const [type, data, options, trace] = args as [
+          unknown,
+          unknown,
+          { priority?: unknown } | undefined,
+          { traceparent?: unknown; tracestate?: unknown } | undefined,
+        ];
         const eventType = str(type, 'the event type');
         if (manifest.events.emits.length === 0 || !emits(eventType)) {
           const message = `the event type '${eventType}' is not among the manifest's events.emits (${manifest.events.emits.join(', ') || 'none'})`;
@@ -85,7 +98,15 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
             data: (data ?? {}) as Record<string, unknown>,
             ...(priority === undefined ? {} : { priority: priority as number }),
           },
-          { emitter: undefined, requestId: '', userAgent: `plugin:${id}`, ipAddress: '' },
+          {
+            emitter: undefined,
+            requestId: '',
+            userAgent: `plugin:${id}`,
+            ipAddress: '',
+            // The trace of the event whose handler emits (checked by the emit as a request's headers are).
+            traceparent: typeof trace?.traceparent === 'string' ? trace.traceparent : undefined,
+            tracestate: typeof trace?.tracestate === 'string' ? trace.tracestate : undefined,
+          },
         );
         return { event_id: row.event_id, timestamp: row.timestamp };
       }
@@ -130,6 +151,19 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
         const task = await services.tasks.start(`${id}:${type}`, details);
         return { task_id: task.id };
       }
+      case 'files.read':
+        return files.read(args[0]);
+      case 'files.write':
+        await files.write(args[0], args[1], false);
+        return null;
+      case 'files.append':
+        await files.write(args[0], args[1], true);
+        return null;
+      case 'files.delete':
+        return files.delete(args[0]);
+      case 'http.fetch':
+        need('http:fetch', 'http.fetch');
+        return services.http.fetch(args[0], args[1]);
       default:
         throw new Error(`unknown capability '${String(op)}'`);
     }
@@ -160,15 +194,18 @@ export function createCapabilities(host: CapabilityHost, services: CapabilitySer
         const { unsubscribe } = await services.subscriptions.subscribe(
           id,
           { name, eventPatterns: patterns },
-          (delivery) =>
-            host
-              .guard('event', `the event handler of '${name}'`, () =>
-                invoke({
-                  event: delivery.event,
-                  delivery: { delivery_id: delivery.deliveryId, attempt: delivery.attempt },
-                }),
-              )
-              .then(() => undefined),
+          async (delivery) => {
+            // A delivery reaching the plugin in setup waits for it; one reaching it stopped (an update, a
+            // disable) or failed to start here goes back to the outbox untried, for where it runs.
+            if (!(await host.whenStarted()))
+              throw new ConsumerUnavailable(`the plugin '${id}' is not running here`);
+            await host.guard('event', `the event handler of '${name}'`, () =>
+              invoke({
+                event: delivery.event,
+                delivery: { delivery_id: delivery.deliveryId, attempt: delivery.attempt },
+              }),
+            );
+          },
         );
         host.subscriptionNames.add(name);
         host.onStop(unsubscribe);

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { deepFreeze } from '../kernel/deep-freeze.js';
 import {
   type ContextPort,
@@ -10,11 +11,23 @@ import type {
   EventHandler,
   PluginContext,
   PluginErrorCode,
+  PluginFetchInit,
+  PluginFetchResponse,
   PluginPermissionName,
   PluginResponse,
   RouteHandler,
   RouteOptions,
 } from './sdk.js';
+
+/** The trace context of the event whose handler is running: what `ctx.events.emit` inside it continues. */
+type HandledTrace = { traceparent?: string; tracestate?: string };
+const handled = new AsyncLocalStorage<HandledTrace>();
+
+function traceOf(event: Parameters<EventHandler>[0]): HandledTrace {
+  const m = (event as { metadata?: Record<string, unknown> }).metadata ?? {};
+  const pick = (k: string) => (typeof m[k] === 'string' ? { [k]: m[k] as string } : {});
+  return { ...pick('traceparent'), ...pick('tracestate') };
+}
 
 const ERROR_CODES: readonly PluginErrorCode[] = [
   'VALIDATION_ERROR',
@@ -73,7 +86,13 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
     config: deepFreeze(structuredClone(info.config)),
     events: Object.freeze({
       emit: async (type: string, data: Record<string, unknown> = {}, options: { priority?: number } = {}) =>
-        (await op('events:emit', 'events.emit', 'events.emit', [type, data, options])) as {
+        // An emit from a handler of another event continues that event's trace (its handler call's span).
+        (await op('events:emit', 'events.emit', 'events.emit', [
+          type,
+          data,
+          options,
+          handled.getStore() ?? {},
+        ])) as {
           event_id: string;
           timestamp: string;
         },
@@ -88,7 +107,7 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
         const name = options.name ?? list.join(',');
         await port.register({ kind: 'subscription', patterns: list, name }, (payload) => {
           const p = payload as { event: Parameters<EventHandler>[0]; delivery: Parameters<EventHandler>[1] };
-          return handler(p.event, p.delivery);
+          return handled.run(traceOf(p.event), () => handler(p.event, p.delivery));
         });
       },
     }),
@@ -149,6 +168,20 @@ export function createPluginContext(info: RealmInfo, port: ContextPort): PluginC
           handler(payload as { occurrence: string }),
         );
       },
+    }),
+    files: Object.freeze({
+      read: async (path: string) => (await port.call('files.read', [path])) as string,
+      write: async (path: string, data: string) => {
+        await port.call('files.write', [path, data]);
+      },
+      append: async (path: string, data: string) => {
+        await port.call('files.append', [path, data]);
+      },
+      delete: async (path: string) => (await port.call('files.delete', [path])) as boolean,
+    }),
+    http: Object.freeze({
+      fetch: async (url: string, init: PluginFetchInit = {}) =>
+        (await op('http:fetch', 'http.fetch', 'http.fetch', [url, init])) as PluginFetchResponse,
     }),
     logger: Object.freeze({
       debug: (message: string, fields?: Record<string, unknown>) =>

@@ -11,14 +11,14 @@ export interface PlatformSide {
 }
 
 /**
- * Runs one plugin's code: inline (in this thread) or in a worker thread. Both load the main module, run
+ * Runs one plugin's code: inline (in this thread) or in a process of its own (`isolation: worker`). Both load the main module, run
  * `setup(ctx)` with the same ctx interface, and run `teardown()` when stopped.
  */
 export interface PluginHost {
   readonly isolation: 'inline' | 'worker';
   /** Loads the module and runs setup; rejects when either fails or exceeds the call timeout. */
   start(): Promise<void>;
-  /** Runs teardown (bounded by the call timeout) and releases the plugin's thread. */
+  /** Runs teardown (bounded by the call timeout) and releases the plugin's process (worker). */
   stop(): Promise<void>;
   /** The plugin's own heap in MiB, or null when it shares the platform's (inline). */
   memoryMb(): Promise<number | null>;

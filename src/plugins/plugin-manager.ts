@@ -50,7 +50,14 @@ export interface PluginManagerDeps {
   log: FastifyBaseLogger;
   platformVersion: string;
   reportError: (err: unknown) => void;
+  /** The event catalogue holds the types installed plugins declare: reloaded here before a change is answered. */
+  catalogue: { reload(): Promise<void> };
 }
+
+/** The shared counter of a plugin's failures on every instance (`plugins.max_failures`). */
+const failureCounter = (id: string) => `plugin-failures:${id}`;
+/** A failure count idle this long starts again (a plugin failing once a month is not put in error for it). */
+const FAILURE_COUNT_TTL_SECONDS = 30 * 24 * 3600;
 
 export const parseManifestColumn = (row: PluginRow): Manifest => JSON.parse(row.manifest) as Manifest;
 export const parseConfigColumn = (row: PluginRow): Record<string, unknown> =>
@@ -470,6 +477,7 @@ export class PluginManager implements PlatformService {
   /** Announces a change of the plugin's row to the other instances, and refreshes the counts. */
   async changed(id: string): Promise<void> {
     await this.refreshCounts();
+    await this.deps.catalogue.reload();
     await this.deps.shared.publish(CHANGED_CHANNEL, { id, origin: this.instance });
   }
 
@@ -498,6 +506,7 @@ export class PluginManager implements PlatformService {
     checkPlatformVersion(manifest, this.deps.platformVersion);
     checkDependencies(manifest, installedView(await this.deps.store.list()), true);
     if (row.enabled === 1 && row.status === 'active' && this.runtimes.get(id)?.isActive()) return;
+    await this.restartFailureCount(id);
     if (await this.loadOrFail(row, who)) {
       await this.deps.store.update(id, { enabled: 1, status: 'active', error: null });
       this.announce('plugin.enabled', 'system', { plugin_id: id, version: row.version }, who);
@@ -570,18 +579,47 @@ export class PluginManager implements PlatformService {
     await this.refreshCounts();
   }
 
-  /** Counts a failure; past `plugins.max_failures` since the plugin was loaded, the plugin is put in `error`. */
+  /**
+   * Counts a failure on every instance together (the shared state's counter of the plugin, restarted when it is
+   * enabled, installed or updated); past `plugins.max_failures` the plugin is put in `error` everywhere.
+   */
   private failed(runtime: PluginRuntime, message: string): void {
-    if (!runtime.isActive() || this.runtimes.get(runtime.id) !== runtime) return;
-    if (runtime.stats.errors < this.deps.cfg().plugins.max_failures) return;
-    void this.exclusive(runtime.id, () =>
-      this.putInError(
-        runtime.id,
-        `disabled after ${runtime.stats.errors} failures; the last: ${message}`,
-        true,
-        runtime,
-      ),
-    ).catch((err: unknown) => this.report(err));
+    const current = () => runtime.isActive() && this.runtimes.get(runtime.id) === runtime;
+    if (!current()) return;
+    void this.failuresEverywhere(runtime)
+      .then(async (count) => {
+        if (count < this.deps.cfg().plugins.max_failures || !current()) return;
+        await this.exclusive(runtime.id, async () => {
+          // Another instance may have crossed the limit first and put it in error already.
+          if (!current() || (await this.deps.store.find(runtime.id))?.status !== 'active') return;
+          await this.putInError(
+            runtime.id,
+            `disabled after ${count} failures; the last: ${message}`,
+            true,
+            runtime,
+          );
+        });
+      })
+      .catch((err: unknown) => this.report(err));
+  }
+
+  /** The plugin's failures on every instance; this instance's own count while the shared state cannot answer. */
+  private async failuresEverywhere(runtime: PluginRuntime): Promise<number> {
+    const here = runtime.stats.errors;
+    try {
+      return Math.max(
+        here,
+        await this.deps.shared.increment(failureCounter(runtime.id), FAILURE_COUNT_TTL_SECONDS),
+      );
+    } catch (err) {
+      this.report(err);
+      return here;
+    }
+  }
+
+  /** Starts the plugin's cluster-wide failure count again (it is enabled, installed or updated: a new try). */
+  async restartFailureCount(id: string): Promise<void> {
+    await this.deps.shared.resetCounter(failureCounter(id)).catch((err: unknown) => this.report(err));
   }
 
   /** Stops the plugin everywhere with status `error` (the platform keeps serving without it). */

@@ -3,6 +3,7 @@ import { Value } from '@sinclair/typebox/value';
 import semver from 'semver';
 import { isValidPattern } from '../events/pattern-matcher.js';
 import { AppError } from '../http/app-error.js';
+import { declaredTypeProblems } from './declared-type-problems.js';
 import { compileConfigSchema } from './plugin-config.js';
 
 /** Capabilities a plugin may ask for; `area:*` grants every one of the area. */
@@ -10,6 +11,7 @@ export const PLUGIN_PERMISSIONS = [
   'events:emit',
   'events:subscribe',
   'http:routes',
+  'http:fetch',
   'cache:use',
   'storage:use',
   'tasks:register',
@@ -21,6 +23,16 @@ const KNOWN = [...PLUGIN_PERMISSIONS, ...AREAS.map((a) => `${a}:*`)];
 
 export const PLUGIN_ID = '^[a-z0-9][a-z0-9-]{0,63}$';
 const Slug = Type.String({ pattern: PLUGIN_ID, description: 'lower-case letters, digits and hyphens' });
+
+/** A type the plugin emits, registered in the event catalogue with its schema while the plugin is installed. */
+const DeclaredEventType = Type.Object(
+  {
+    description: Type.Optional(Type.String({ maxLength: 1000 })),
+    schema: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema (draft-07) of the data' }),
+    examples: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 10 })),
+  },
+  { additionalProperties: false },
+);
 
 /** `plugin.json` (decisions §5). Unknown top-level fields are refused so a typo does not pass silently. */
 export const ManifestSchema = Type.Object(
@@ -44,6 +56,7 @@ export const ManifestSchema = Type.Object(
       {
         emits: Type.Array(Type.String(), { maxItems: 100, default: [] }),
         subscribes: Type.Array(Type.String(), { maxItems: 100, default: [] }),
+        types: Type.Record(Type.String(), DeclaredEventType, { default: {} }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -133,6 +146,7 @@ export function parseManifest(text: Buffer | string): Manifest {
         });
     });
   }
+  if (sound('manifest.events.types') && sound('manifest.events')) problems.push(...declaredTypeProblems(m));
   const schemaProblem = sound('manifest.config_schema')
     ? compileConfigSchema(m.config_schema).error
     : undefined;

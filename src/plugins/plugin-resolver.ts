@@ -66,6 +66,46 @@ export function checkDependencies(
   });
 }
 
+/**
+ * Checks that `manifest`, in place of the installed plugin of the same name, makes no dependency cycle: a plugin
+ * loads after the plugins it depends on, which a cycle makes impossible (and then each plugin of the cycle
+ * blocks disabling or uninstalling the other).
+ *
+ * @throws AppError PLUGIN_DEPENDENCY_ERROR with `details.reason: "dependency_cycle"` and `details.cycle`, the
+ * plugins of the cycle in dependency order from `manifest.name` back to it
+ */
+export function checkNoCycle(
+  manifest: Pick<Manifest, 'name' | 'dependencies'>,
+  installed: ReadonlyMap<string, InstalledPlugin>,
+): void {
+  const dependenciesOf = (id: string) =>
+    Object.keys(
+      id === manifest.name ? manifest.dependencies : (installed.get(id)?.manifest.dependencies ?? {}),
+    )
+      .filter((d) => d === manifest.name || installed.has(d))
+      .sort();
+  const seen = new Set<string>();
+  const path: string[] = [manifest.name];
+  const find = (id: string): boolean => {
+    for (const dep of dependenciesOf(id)) {
+      if (dep === manifest.name) return true;
+      if (seen.has(dep)) continue;
+      seen.add(dep);
+      path.push(dep);
+      if (find(dep)) return true;
+      path.pop();
+    }
+    return false;
+  };
+  if (!find(manifest.name)) return;
+  const cycle = [...path, manifest.name];
+  throw dependencyError(
+    `${manifest.name} would make a dependency cycle (${cycle.join(' → ')}): a plugin loads after the plugins ` +
+      'it depends on, so plugins cannot depend on each other in a circle',
+    { plugin: manifest.name, reason: 'dependency_cycle', cycle, dependencies: cycle.slice(1, -1) },
+  );
+}
+
 /** Enabled plugins that depend on `id`. */
 export function enabledDependents(id: string, installed: Iterable<InstalledPlugin>): string[] {
   return [...installed]

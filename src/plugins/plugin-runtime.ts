@@ -94,6 +94,7 @@ export class PluginRuntime {
         ? new WorkerHost({
             dir: options.dir,
             main: options.manifest.main,
+            dataDir: options.dataDir,
             info,
             side,
             timeoutMs: options.timeoutMs,
@@ -116,6 +117,10 @@ export class PluginRuntime {
 
   get version(): string {
     return this.options.version;
+  }
+
+  get dataDir(): string {
+    return this.options.dataDir;
   }
 
   get manifest(): Manifest {

@@ -54,6 +54,7 @@ const LogLine = Type.Object({
 /** A plugin's detail (§2.4). */
 export const PluginDetail = Type.Object({
   id: Type.String(),
+  version: Type.String({ examples: ['1.0.0'], description: 'The installed version, as in the list items' }),
   manifest: Type.Object({
     name: Type.String(),
     version: Type.String(),

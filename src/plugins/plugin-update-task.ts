@@ -8,7 +8,7 @@ import { maskConfig, validateConfig } from './plugin-config.js';
 import { type Actor, type PluginManager, parseConfigColumn, parseManifestColumn } from './plugin-manager.js';
 import type { PluginPackages } from './plugin-packages.js';
 import type { PluginRepositories } from './plugin-repositories.js';
-import { checkDependencies, checkPlatformVersion } from './plugin-resolver.js';
+import { checkDependencies, checkNoCycle, checkPlatformVersion } from './plugin-resolver.js';
 import type { PluginRow, PluginStatus, PluginStore } from './plugin-store.js';
 
 export const PLUGIN_UPDATE = 'plugin_update';
@@ -249,43 +249,48 @@ export class PluginUpdates {
       task.step('download', 'completed');
 
       task.step('verify', 'running');
-      const candidate = await this.deps.packages.read(fetched.archive, fetched.sha256);
-      const { manifest } = candidate;
-      if (manifest.name !== d.plugin_id || manifest.version !== fetched.version) {
-        throw new AppError(
-          'PLUGIN_PACKAGE_INVALID',
-          `The package is ${manifest.name}@${manifest.version}, not ${d.plugin_id}@${fetched.version}`,
-          {
-            details: { reason: 'manifest_mismatch' },
-          },
+      // A refusal's catalogued code and details go in the task's details: its `error` holds only the message.
+      const { candidate, manifest, config } = await withRefusalRecorded(task, async () => {
+        const candidate = await this.deps.packages.read(fetched.archive, fetched.sha256);
+        const { manifest } = candidate;
+        if (manifest.name !== d.plugin_id || manifest.version !== fetched.version) {
+          throw new AppError(
+            'PLUGIN_PACKAGE_INVALID',
+            `The package is ${manifest.name}@${manifest.version}, not ${d.plugin_id}@${fetched.version}`,
+            {
+              details: { reason: 'manifest_mismatch' },
+            },
+          );
+        }
+        checkPlatformVersion(manifest, this.deps.platformVersion);
+        const rows = await manager.rows();
+        const installed = manager.installed(rows);
+        checkDependencies(manifest, installed, wasRunning);
+        checkNoCycle(manifest, installed);
+        const broken = rows.filter((r) => {
+          const range = parseManifestColumn(r).dependencies[d.plugin_id];
+          return (
+            r.enabled === 1 &&
+            range !== undefined &&
+            !semver.satisfies(manifest.version, range, { includePrerelease: true })
+          );
+        });
+        if (broken.length > 0) {
+          throw new AppError(
+            'PLUGIN_DEPENDENCY_ERROR',
+            `Enabled plugins need another version of ${d.plugin_id} (${broken.map((r) => r.id).join(', ')})`,
+            {
+              details: { plugin: d.plugin_id, dependents: broken.map((r) => r.id) },
+            },
+          );
+        }
+        const config = validateConfig(
+          manifest.config_schema,
+          parseConfigColumn(before),
+          parseConfigColumn(before),
         );
-      }
-      checkPlatformVersion(manifest, this.deps.platformVersion);
-      const rows = await manager.rows();
-      const installed = manager.installed(rows);
-      checkDependencies(manifest, installed, wasRunning);
-      const broken = rows.filter((r) => {
-        const range = parseManifestColumn(r).dependencies[d.plugin_id];
-        return (
-          r.enabled === 1 &&
-          range !== undefined &&
-          !semver.satisfies(manifest.version, range, { includePrerelease: true })
-        );
+        return { candidate, manifest, config };
       });
-      if (broken.length > 0) {
-        throw new AppError(
-          'PLUGIN_DEPENDENCY_ERROR',
-          `Enabled plugins need another version of ${d.plugin_id} (${broken.map((r) => r.id).join(', ')})`,
-          {
-            details: { plugin: d.plugin_id, dependents: broken.map((r) => r.id) },
-          },
-        );
-      }
-      const config = validateConfig(
-        manifest.config_schema,
-        parseConfigColumn(before),
-        parseConfigColumn(before),
-      );
       task.log(
         'info',
         `sha256 ${candidate.sha256}${fetched.sha256 ? ' matches the repository' : ''}; dependencies satisfied`,
@@ -365,6 +370,7 @@ export class PluginUpdates {
       let after: PluginRow = await manager.row(d.plugin_id);
       if (start) {
         try {
+          await manager.restartFailureCount(d.plugin_id);
           await manager.load(after, who);
         } catch (err) {
           return rollback(`${manifest.version} failed to start: ${(err as Error).message}`);
@@ -459,5 +465,17 @@ function restoredConfig(
     return validateConfig(schema, point, current);
   } catch {
     return current;
+  }
+}
+
+/** Runs `verify`; when it refuses with a catalogued error, records its code and details in the task's details. */
+async function withRefusalRecorded<T>(task: TaskContext, verify: () => Promise<T>): Promise<T> {
+  try {
+    return await verify();
+  } catch (err) {
+    if (err instanceof AppError) {
+      task.setDetails({ error_code: err.code, error_details: err.details ?? null });
+    }
+    throw err;
   }
 }

@@ -72,6 +72,7 @@ export async function pluginDetail(
   const stats = manager.lastRuntime(id)?.stats.snapshot();
   return {
     id: row.id,
+    version: row.version,
     manifest: {
       name: m.name,
       version: m.version,

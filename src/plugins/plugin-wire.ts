@@ -1,6 +1,6 @@
 /**
- * What passes between a plugin's realm (its own module, inline or in a worker thread) and the platform: plain,
- * structured-clonable data only, so the same interface works across a thread boundary.
+ * What passes between a plugin's realm (its own module, inline or in a worker process) and the platform: plain,
+ * structured-clonable data only, so the same interface works across a process boundary.
  */
 
 export type RouteAccess = 'authenticated' | 'public' | { permission: string };
@@ -24,7 +24,12 @@ export type CapabilityOp =
   | 'storage.set'
   | 'storage.delete'
   | 'storage.keys'
-  | 'tasks.start';
+  | 'tasks.start'
+  | 'files.read'
+  | 'files.write'
+  | 'files.append'
+  | 'files.delete'
+  | 'http.fetch';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -76,6 +81,11 @@ const RECORDED = Symbol.for('platform.plugin.recorded-failure');
 export function recordedFailure(message: string, name = 'Error'): Error {
   const err = new Error(message);
   err.name = name;
+  return markRecorded(err);
+}
+
+/** Marks `err` as a failure already counted (see `isRecorded`), and returns it. */
+export function markRecorded<E extends Error>(err: E): E {
   Object.defineProperty(err, RECORDED, { value: true });
   return err;
 }

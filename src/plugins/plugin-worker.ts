@@ -1,5 +1,4 @@
 import { getHeapStatistics } from 'node:v8';
-import { parentPort, workerData } from 'node:worker_threads';
 import { createPluginContext } from './plugin-context.js';
 import {
   type CapabilityOp,
@@ -12,13 +11,14 @@ import type { PluginDefinition } from './sdk.js';
 import type { FromWorker, ToWorker, WorkerStart, WorkerStats } from './worker-messages.js';
 
 /*
- * The entry of a plugin's worker thread (`isolation: worker`): loads the plugin's module, builds its ctx over
- * message passing, and answers the platform's calls (setup, handler invocations, teardown, heap statistics).
+ * The entry of a plugin's own process (`isolation: worker`, started by WorkerHost under Node's permission
+ * model): loads the plugin's module, builds its ctx over the IPC channel, and answers the platform's calls
+ * (setup, handler invocations, teardown, heap statistics).
  */
 
-const port = parentPort;
-if (!port) throw new Error('plugin-worker runs only as a worker thread');
-const start = workerData as WorkerStart;
+const send = process.send?.bind(process);
+if (!send) throw new Error('plugin-worker runs only as a child process with an IPC channel');
+let start: WorkerStart | undefined;
 const handlers = new Map<number, (payload: unknown) => unknown>();
 const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 const registrations: Promise<void>[] = [];
@@ -27,7 +27,8 @@ let definition: PluginDefinition | undefined;
 
 /** Throws when a value cannot be cloned (a function, a class instance with private state). */
 function post(message: FromWorker): void {
-  port?.postMessage(message);
+  // A closed channel means the platform is gone: `disconnect` ends the process; the callback keeps it quiet.
+  send?.(message, undefined, undefined, () => {});
 }
 
 function notify(message: FromWorker): void {
@@ -78,10 +79,15 @@ async function answer(id: number, work: () => unknown): Promise<void> {
   }
 }
 
-port.on('message', (message: ToWorker) => {
+process.on('message', (message: ToWorker) => {
   switch (message.t) {
+    case 'start':
+      start = message.start;
+      post({ t: 'booted' });
+      return;
     case 'setup':
       void answer(message.id, async () => {
+        if (!start) throw new Error('the plugin process has no start message');
         const mod = (await import(start.moduleUrl)) as { default?: PluginDefinition };
         definition = mod.default;
         if (!definition || typeof definition.setup !== 'function') {
@@ -126,4 +132,5 @@ port.on('message', (message: ToWorker) => {
   }
 });
 
-post({ t: 'booted' });
+// The platform gone (its channel closed, even by a crash): nothing is left to serve.
+process.on('disconnect', () => process.exit(0));

@@ -6,6 +6,7 @@ import { PLATFORM_VERSION } from '../system/platform-info.js';
 import type { PluginSubscriptions } from '../webhooks/plugin-subscriptions.js';
 import { registerPluginAdminRoutes } from './plugin-admin-routes.js';
 import { registerPluginDispatcher } from './plugin-dispatcher.js';
+import { PluginHttpClient } from './plugin-http.js';
 import { PluginLogBook } from './plugin-log-book.js';
 import { PluginManager } from './plugin-manager.js';
 import { PluginPackages } from './plugin-packages.js';
@@ -33,6 +34,8 @@ export async function registerPluginModule(
   const store = new PluginStore(db, new PluginSecretSealer(deps.eventSystem.cipher));
   await store.sealClearSecrets();
   const packages = new PluginPackages(cfg);
+  const http = new PluginHttpClient(() => cfg().webhooks.allow_private_targets);
+  ctx.onClose(() => http.close());
   const repositories = new PluginRepositories(cfg);
   const logBook = new PluginLogBook({
     db,
@@ -52,6 +55,7 @@ export async function registerPluginModule(
       tasks: ctx.tasks,
       scheduler: ctx.scheduler,
       subscriptions: deps.pluginSubscriptions,
+      http,
     },
     pluginSubscriptions: deps.pluginSubscriptions,
     subscriptionStates: new PluginSubscriptionStates(
@@ -64,6 +68,7 @@ export async function registerPluginModule(
     log: app.log,
     platformVersion: PLATFORM_VERSION,
     reportError,
+    catalogue: deps.eventSystem.catalogue,
   });
   ctx.registry.register(manager);
   ctx.onClose(() => logBook.close());

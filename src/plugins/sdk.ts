@@ -21,6 +21,7 @@ export type PluginPermissionName =
   | 'events:emit'
   | 'events:subscribe'
   | 'http:routes'
+  | 'http:fetch'
   | 'cache:use'
   | 'storage:use'
   | 'tasks:register';
@@ -103,6 +104,10 @@ export interface PluginEvent {
   priority: number;
   sequence: number;
   data: Record<string, unknown>;
+  /**
+   * `correlation_id`, and the W3C trace context of this call: `traceparent` (a span of the call, in the emitter's
+   * trace) and `tracestate` when the emitter sent one (docs/tracing.md).
+   */
   metadata: Record<string, unknown>;
 }
 
@@ -150,6 +155,66 @@ export interface PluginStorage {
   keys(prefix?: string): Promise<string[]>;
 }
 
+/**
+ * Files in the plugin's own data folder (`ctx.plugin.dataDir`). Paths are relative to it; an absolute path, a
+ * `..` that leaves it, or a symbolic link leading out is refused (the call throws), whichever way the plugin
+ * runs. Folders on the way are made. Needs no permission: the folder is the plugin's own.
+ */
+export interface PluginFiles {
+  /** The file's content as UTF-8 text. */
+  read(path: string): Promise<string>;
+  /** Replaces the file's content (at most 16 MiB a call). */
+  write(path: string, data: string): Promise<void>;
+  /** Appends to the file, creating it when missing (at most 16 MiB a call). */
+  append(path: string, data: string): Promise<void>;
+  /** Removes the file; resolves to whether there was one. */
+  delete(path: string): Promise<boolean>;
+}
+
+/** A request of `ctx.http.fetch`. */
+export interface PluginFetchInit {
+  /** GET (default), HEAD, POST, PUT, PATCH, DELETE or OPTIONS. */
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** The whole request's limit: default 10 000, at most 60 000. */
+  timeout_ms?: number;
+}
+
+/** The answer of `ctx.http.fetch`, whatever its status. */
+export interface PluginFetchResponse {
+  status: number;
+  /** Whether the status is 2xx. */
+  ok: boolean;
+  /** Lower-case names; repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  /** The body as UTF-8 text (at most 1 MiB; a longer one fails the call). */
+  body: string;
+}
+
+/** Outgoing HTTP requests of the plugin (permission `http:fetch`). */
+export interface PluginHttp {
+  /**
+   * Sends a request through the platform's guarded connector, the one webhooks use: unless
+   * `webhooks.allow_private_targets` is on, loopback, private, link-local and cloud-metadata addresses are
+   * refused (by every address the name resolves to and by the address connected). Redirects are never
+   * followed: a 3xx is answered as it is. A refusal, a network error or the timeout rejects with an error that
+   * names the method, the target's host and the cause.
+   *
+   * @example
+   * ```ts
+   * const res = await ctx.http.fetch(ctx.config.url, {
+   *   method: 'POST',
+   *   headers: { 'content-type': 'application/json' },
+   *   body: JSON.stringify({ text: 'deployed' }),
+   *   timeout_ms: 5000,
+   * });
+   * if (!res.ok) throw new Error(`the chat answered ${res.status}`);
+   * ```
+   */
+  fetch(url: string, init?: PluginFetchInit): Promise<PluginFetchResponse>;
+}
+
 export interface PluginTask {
   task_id: string;
   /** The full type, `<plugin id>:<type>`. */
@@ -192,7 +257,9 @@ export interface PluginContext<Config = Record<string, unknown>> {
     readonly permissions: readonly string[];
     /**
      * A folder of the plugin's own for files (`<storage.data_dir>/plugin-data/<id>`, on this machine), kept across
-     * restarts and updates and removed on uninstall. Use `ctx.storage` for what every instance must see.
+     * restarts and updates and removed on uninstall. Use `ctx.files` to reach it (confined to it), and
+     * `ctx.storage` for what every instance must see. A worker plugin's process may read and write no other
+     * folder (its package folder is readable too).
      */
     readonly dataDir: string;
   };
@@ -203,6 +270,8 @@ export interface PluginContext<Config = Record<string, unknown>> {
   readonly cache: PluginCache;
   readonly storage: PluginStorage;
   readonly tasks: PluginTasks;
+  readonly files: PluginFiles;
+  readonly http: PluginHttp;
   readonly logger: PluginLogger;
   readonly health: PluginHealth;
 }

@@ -1,10 +1,11 @@
-import { createRequire } from 'node:module';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type PlatformSide, type PluginHost, PluginTimeoutError } from './plugin-host.js';
 import {
   isRecorded,
+  markRecorded,
   PluginCallError,
   type Registration,
   toWireError,
@@ -12,78 +13,143 @@ import {
 } from './plugin-wire.js';
 import type { FromWorker, ToWorker, WorkerStart, WorkerStats } from './worker-messages.js';
 
-// From the sources (tests, `npm run dev`) the worker's TypeScript entry is loaded through tsx.
+// Built, the entry is `plugin-worker.js` beside this module; from the sources (tests, `npm run dev`) it is the
+// TypeScript file, bundled into one program for the child (see `program`).
 const ENTRY = new URL(`./plugin-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
-function spawn(start: WorkerStart, memoryMb: number): Worker {
-  const resourceLimits = {
-    maxOldGenerationSizeMb: memoryMb,
-    maxYoungGenerationSizeMb: Math.max(4, Math.ceil(memoryMb / 8)),
-  };
-  if (ENTRY.pathname.endsWith('.js')) return new Worker(ENTRY, { workerData: start, resourceLimits });
-  // Resolved here, not in the worker, so it does not depend on the working folder.
-  const tsx = pathToFileURL(
-    join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
-  ).href;
-  const boot = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(ENTRY.href)}); });`;
-  return new Worker(boot, { eval: true, workerData: start, resourceLimits });
+/** Node's permission model: `--permission` from Node 22.13, `--experimental-permission` on Node 20. */
+const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission')
+  ? '--permission'
+  : '--experimental-permission';
+const QUIET = process.allowedNodeEnvironmentFlags.has('--disable-warning')
+  ? ['--disable-warning=ExperimentalWarning']
+  : [];
+
+let bundled: Promise<string> | undefined;
+
+/**
+ * How the child runs the worker entry: the built file (its folder is readable), or, from the sources, the
+ * entry bundled by esbuild (a development dependency) and passed as `-e` code, so the child needs neither tsx
+ * nor read access to the source tree.
+ */
+async function program(): Promise<{ args: string[]; reads: string[] }> {
+  const entry = fileURLToPath(ENTRY);
+  if (entry.endsWith('.js')) return { args: [entry], reads: [dirname(entry)] };
+  bundled ??= import('esbuild').then(async ({ build }) => {
+    const out = await build({
+      entryPoints: [entry],
+      bundle: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      write: false,
+      logLevel: 'silent',
+    });
+    return out.outputFiles[0]?.text ?? '';
+  });
+  return { args: ['--input-type=module', '-e', await bundled], reads: [] };
+}
+
+/** A path and, when it differs, the path with its links resolved: the permission model checks either. */
+function bothSpellings(path: string): string[] {
+  try {
+    const real = realpathSync(path);
+    return real === path ? [path] : [path, real];
+  } catch {
+    return [path];
+  }
+}
+
+/**
+ * Starts a plugin's own Node process under Node's permission model: it may read its package folder and its
+ * data folder and write only the latter; it may not start processes or threads, load native addons or use the
+ * inspector. Its heap is limited by `--max-old-space-size`, its environment is empty (the platform's secrets
+ * are not inherited) and its working folder is its data folder.
+ */
+async function spawnChild(dir: string, dataDir: string, memoryMb: number): Promise<ChildProcess> {
+  const { args, reads } = await program();
+  const allowRead = [...reads, ...bothSpellings(dir), ...bothSpellings(dataDir)];
+  const flags = [
+    PERMISSION_FLAG,
+    ...QUIET,
+    ...allowRead.map((p) => `--allow-fs-read=${p}`),
+    ...bothSpellings(dataDir).map((p) => `--allow-fs-write=${p}`),
+    `--max-old-space-size=${memoryMb}`,
+  ];
+  return spawn(process.execPath, [...flags, ...args], {
+    cwd: dataDir,
+    env: {},
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    serialization: 'advanced',
+  });
 }
 
 const BOOT_TIMEOUT_MS = 60_000;
+// The end of the child's standard error, kept to tell why it died (V8 prints its out-of-memory report there).
+const STDERR_TAIL = 4096;
 
 /**
- * Runs a plugin in a worker thread with a heap limit (`plugins.worker_memory_mb`), behind the same ctx
- * interface as inline plugins, by message passing. Every call into the plugin (setup, a route, an event, a
+ * Runs a plugin in a child process of its own (`isolation: worker`) with a heap limit
+ * (`plugins.worker_memory_mb`) and a file system limited to its own folders (docs/adr/0009), behind the same
+ * ctx interface as inline plugins, by message passing. Every call into the plugin (setup, a route, an event, a
  * task, teardown) has the call timeout: a plugin that does not answer in time — an endless loop, say — has its
- * worker terminated, and `onCrash` tells the platform, which marks the plugin `error`.
+ * process killed, and `onCrash` tells the platform, which marks the plugin `error`.
  */
 export class WorkerHost implements PluginHost {
   readonly isolation = 'worker';
-  private worker: Worker | undefined;
+  private worker: ChildProcess | undefined;
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private stopping = false;
   private lastMemoryMb: number | null = null;
   private booted: (() => void) | undefined;
+  private stderrTail = '';
 
   constructor(
     private readonly options: {
       dir: string;
       main: string;
+      /** The plugin's own folder for files: the only one it may write. */
+      dataDir: string;
       info: WorkerStart['info'];
       side: PlatformSide;
       timeoutMs: () => number;
       memoryMb: number;
-      /** The worker died or was stopped for not answering: the plugin cannot serve until it is loaded again. */
+      /** The process died or was stopped for not answering: the plugin cannot serve until it is loaded again. */
       onCrash: (reason: string) => void;
     },
   ) {}
 
   async start(): Promise<void> {
-    const { dir, main, info } = this.options;
-    const worker = spawn({ info, moduleUrl: pathToFileURL(join(dir, main)).href }, this.options.memoryMb);
+    const { dir, main, dataDir, info } = this.options;
+    const worker = await spawnChild(dir, dataDir, this.options.memoryMb);
     this.worker = worker;
+    worker.stderr?.on('data', (chunk: Buffer) => {
+      process.stderr.write(chunk);
+      this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_TAIL);
+    });
     worker.on('message', (m: FromWorker) => this.receive(m));
-    worker.on('error', (err: Error) => this.crashed(this.describe(err)));
-    worker.on('exit', (code) => this.crashed(`the worker exited with code ${code}`));
-    // Starting a thread is the platform's time, not the plugin's: only what follows has the call timeout.
+    worker.on('error', (err: Error) => this.crashed(`the plugin's process failed: ${err.message}`));
+    worker.on('exit', (code, signal) => this.crashed(this.describeExit(code, signal)));
+    // Starting a process is the platform's time, not the plugin's: only what follows has the call timeout.
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.kill(`the plugin's worker did not start within ${BOOT_TIMEOUT_MS} ms`);
-        reject(new Error(`the plugin's worker did not start within ${BOOT_TIMEOUT_MS} ms`));
+        this.kill(`the plugin's process did not start within ${BOOT_TIMEOUT_MS} ms`);
+        reject(new Error(`the plugin's process did not start within ${BOOT_TIMEOUT_MS} ms`));
       }, BOOT_TIMEOUT_MS);
       this.booted = () => {
         clearTimeout(timer);
         resolve();
       };
-      let failure = 'the plugin worker stopped while starting';
+      let failure = 'the plugin process stopped while starting';
       worker.once('error', (err: Error) => {
-        failure = this.describe(err);
+        failure = `the plugin's process failed: ${err.message}`;
       });
-      worker.once('exit', () => {
+      worker.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new Error(failure));
+        reject(new Error(this.stderrTail ? this.describeExit(code, signal) : failure));
       });
+      this.post({ t: 'start', start: { info, moduleUrl: pathToFileURL(join(dir, main)).href } });
     });
     await this.send('setup', (id) => ({ t: 'setup', id }));
   }
@@ -91,13 +157,13 @@ export class WorkerHost implements PluginHost {
   async stop(): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
-    // From here the worker's end is expected: not a crash to report.
+    // From here the process's end is expected: not a crash to report.
     this.stopping = true;
     try {
       await this.send('teardown', (id) => ({ t: 'teardown', id }));
     } finally {
       this.worker = undefined;
-      await worker.terminate();
+      await terminate(worker);
       this.rejectAll('the plugin was stopped');
     }
   }
@@ -129,10 +195,14 @@ export class WorkerHost implements PluginHost {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(id);
-        reject(new PluginTimeoutError(`the plugin's ${what}`, timeoutMs));
-        // Stats are only a measurement; anything else means the plugin is stuck.
-        if (what !== 'stats')
+        const timedOut = new PluginTimeoutError(`the plugin's ${what}`, timeoutMs);
+        // Stats are only a measurement; anything else means the plugin is stuck. Terminating it is counted
+        // as the plugin's failure by the crash, so the call it did not answer is not counted a second time.
+        if (what !== 'stats') {
           this.kill(`the plugin's ${what} did not answer within ${timeoutMs} ms; its worker was terminated`);
+          markRecorded(timedOut);
+        }
+        reject(timedOut);
       }, timeoutMs);
       this.waiting.set(id, {
         resolve: (v) => {
@@ -145,7 +215,11 @@ export class WorkerHost implements PluginHost {
         },
       });
       try {
-        worker.postMessage(make(id));
+        worker.send(make(id), (err) => {
+          if (!err) return;
+          this.waiting.get(id)?.reject(new Error('the plugin process is not running'));
+          this.waiting.delete(id);
+        });
       } catch (err) {
         this.waiting.get(id)?.reject(new PluginCallError(toWireError(err)));
         this.waiting.delete(id);
@@ -194,11 +268,13 @@ export class WorkerHost implements PluginHost {
   }
 
   private post(message: ToWorker): void {
+    // A closed channel is the process's end, which its exit reports; the callback keeps it from throwing.
+    const ignore = () => {};
     try {
-      this.worker?.postMessage(message);
+      this.worker?.send(message, ignore);
     } catch (err) {
       if (message.t === 'reply')
-        this.worker?.postMessage({ t: 'reply', id: message.id, ok: false, error: wireOf(err) });
+        this.worker?.send({ t: 'reply', id: message.id, ok: false, error: wireOf(err) }, ignore);
     }
   }
 
@@ -206,7 +282,7 @@ export class WorkerHost implements PluginHost {
     const worker = this.worker;
     if (!worker) return;
     this.crashed(reason);
-    void worker.terminate();
+    void terminate(worker);
   }
 
   private crashed(reason: string): void {
@@ -222,12 +298,25 @@ export class WorkerHost implements PluginHost {
     this.waiting.clear();
   }
 
-  private describe(err: Error): string {
-    const code = (err as { code?: string }).code;
-    return code === 'ERR_WORKER_OUT_OF_MEMORY'
-      ? `the plugin exceeded its memory limit (${this.options.memoryMb} MiB); its worker was stopped`
-      : `the plugin's worker failed: ${err.message}`;
+  private describeExit(code: number | null, signal: NodeJS.Signals | null): string {
+    if (/heap out of memory|Reached heap limit/i.test(this.stderrTail)) {
+      return `the plugin exceeded its memory limit (${this.options.memoryMb} MiB); its process was stopped`;
+    }
+    const denied = /ERR_ACCESS_DENIED[^\n]*/.exec(this.stderrTail)?.[0];
+    if (denied) return `the plugin's process was refused a resource outside its permissions: ${denied}`;
+    return signal
+      ? `the plugin's process was ended by ${signal}`
+      : `the plugin's process exited with code ${code}`;
   }
+}
+
+/** Kills a plugin's process and resolves once it has ended. */
+function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
 }
 
 function wireOf(err: unknown): WireError {

@@ -1,6 +1,6 @@
 import type { CapabilityOp, LogLevel, RealmInfo, Registration, WireError } from './plugin-wire.js';
 
-/** What the worker is started with (`workerData`). */
+/** What the plugin's process is started with (its first message). */
 export interface WorkerStart {
   info: RealmInfo;
   /** The file URL of the plugin's main module. */
@@ -9,6 +9,7 @@ export interface WorkerStart {
 
 /** Messages from the platform to a plugin's worker. */
 export type ToWorker =
+  | { t: 'start'; start: WorkerStart }
   | { t: 'setup'; id: number }
   | { t: 'invoke'; id: number; handler: number; payload: unknown }
   | { t: 'teardown'; id: number }
@@ -18,7 +19,7 @@ export type ToWorker =
 
 /** Messages from a plugin's worker to the platform. */
 export type FromWorker =
-  /** The entry module is loaded: from here on, calls into the plugin are timed. */
+  /** The entry has its start message: from here on, calls into the plugin are timed. */
   | { t: 'booted' }
   | { t: 'result'; id: number; ok: true; value: unknown }
   | { t: 'result'; id: number; ok: false; error: WireError }

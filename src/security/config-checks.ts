@@ -20,7 +20,12 @@ function keyStrength(
   key: string,
   minLength: number,
 ): { severity: 'critical' | 'high'; why: string } | undefined {
-  if (KNOWN_WEAK.has(key.toLowerCase())) return { severity: 'critical', why: 'a well-known default value' };
+  // The configuration refuses short secrets, so a default is now met padded to length by repeating it.
+  const lower = key.toLowerCase();
+  const repeats = (word: string) =>
+    lower.length % word.length === 0 && word.repeat(lower.length / word.length) === lower;
+  if (KNOWN_WEAK.has(lower) || [...KNOWN_WEAK].some(repeats))
+    return { severity: 'critical', why: 'a well-known default value' };
   if (key.length < minLength)
     return { severity: 'high', why: `only ${key.length} characters (at least ${minLength} expected)` };
   if (new Set(key).size < 6) return { severity: 'high', why: 'too few distinct characters' };

@@ -62,18 +62,15 @@ export class ScanStore {
       .executeTakeFirst();
   }
 
-  /** Mean duration of the last ten completed scans; undefined before the first one. */
-  async recentMeanDurationMs(): Promise<number | undefined> {
-    const rows = await this.db
+  /** The last `limit` completed scans' measured durations (the scan's and each check's), newest first. */
+  recentCompleted(limit: number): Promise<Pick<ScanRow, 'duration_ms' | 'checks'>[]> {
+    return this.db
       .selectFrom('security_scans')
-      .select('duration_ms')
+      .select(['duration_ms', 'checks'])
       .where('status', '=', 'completed')
       .orderBy('completed_at', 'desc')
-      .limit(10)
+      .limit(limit)
       .execute();
-    const values = rows.map((r) => r.duration_ms).filter((d): d is number => d !== null);
-    if (values.length === 0) return undefined;
-    return Math.round(values.reduce((a, b) => a + b, 0) / values.length);
   }
 
   /** Scans left unfinished for longer than `olderThanMs` ended with their process: they are failed as interrupted. */

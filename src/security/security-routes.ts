@@ -56,7 +56,7 @@ export function registerSecurityRoutes(
     },
     async (request, reply) => {
       const p = request.principal!;
-      const { row, estimatedDurationMs, components } = await deps.scanner.start(request.body, {
+      const { row, estimate, components } = await deps.scanner.start(request.body, {
         id: p.userId,
         username: p.username,
       });
@@ -71,7 +71,8 @@ export function registerSecurityRoutes(
           scan_id: row.id,
           status: 'started' as const,
           type: row.type,
-          estimated_duration_ms: estimatedDurationMs,
+          estimated_duration_ms: estimate.ms,
+          estimate_basis: estimate.basis,
           components_to_scan: components,
           severity_threshold: row.severity_threshold,
           task_id: row.task_id,

@@ -8,6 +8,7 @@ import type { Tables } from '../storage/tables.js';
 import { permissionChecks } from './account-checks.js';
 import { configurationChecks } from './config-checks.js';
 import { pluginChecks } from './plugin-checks.js';
+import { estimateScan } from './scan-estimate.js';
 import type { ScanRow, ScanStore } from './scan-store.js';
 import {
   type Finding,
@@ -117,7 +118,11 @@ export class SecurityScanner {
       completed_at: null,
       duration_ms: null,
     };
-    const estimate = await this.deps.store.recentMeanDurationMs();
+    const estimate = await estimateScan(
+      this.deps.store,
+      this.deps.db,
+      ALL_CHECKS.filter((c) => components.includes(c.component)),
+    );
     await this.deps.store.insert(row);
     if (this.deps.tasks) {
       try {
@@ -137,7 +142,7 @@ export class SecurityScanner {
       this.inProcess.add(run);
       void run.finally(() => this.inProcess.delete(run));
     }
-    return { row, estimatedDurationMs: estimate ?? null, components };
+    return { row, estimate, components };
   }
 
   async get(id: string): Promise<ScanRow> {

@@ -74,8 +74,16 @@ export const ScanStarted = Type.Object({
   scan_id: Type.String(),
   status: Type.Literal('started'),
   type: Type.String(),
-  estimated_duration_ms: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'Mean duration of the last ten completed scans; null before the first one',
+  estimated_duration_ms: Type.Integer({
+    minimum: 0,
+    description:
+      "Each requested check's mean measured duration in the last ten completed scans, plus their mean " +
+      'bookkeeping time; checks no recent scan ran are estimated from the rows they read (see estimate_basis)',
+  }),
+  estimate_basis: Type.Union([Type.Literal('recent_scans'), Type.Literal('component_counts')], {
+    description:
+      '`recent_scans`: every part measured; `component_counts`: some part estimated a priori from the ' +
+      'number of rows the components read (no recent measurement)',
   }),
   components_to_scan: Type.Array(Type.String()),
   severity_threshold: Type.String(),

@@ -7,6 +7,14 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface Database {
   readonly db: Kysely<Tables>;
   readonly dialect: Dialect;
+  /**
+   * Where reads whose cost grows with the store go (list counts and deep pages, audit trails, log searches,
+   * metric series, analytics): on SQLite, read-only connections in worker threads over the write-ahead log
+   * (sqlite-reader-pool.ts), so a long read holds a thread of its own and never the server's; they see every
+   * committed write. PostgreSQL's queries are already off the thread: there it is `db` itself. Not for
+   * transactions, nor for reads that must see a transaction's own writes.
+   */
+  readonly reads: Kysely<Tables>;
   /** Round-trips a trivial query; resolves to its duration in milliseconds. */
   ping(): Promise<number>;
   pool(): { active: number; idle: number; total: number; waiting: number };
@@ -29,6 +37,13 @@ export interface Database {
    * Absent elsewhere: callers use `db.transaction()`.
    */
   unsyncedTransaction?<T>(work: (trx: Transaction<Tables>) => Promise<T>): Promise<T>;
+  /**
+   * SQLite with `sqlite_synchronous = full`: syncs the WAL file to disk on libuv's thread pool, making every
+   * commit made so far durable, those of `unsyncedTransaction` included. A bulk job (purge, retention, replay,
+   * recovery) commits its chunks unsynced and waits for this instead (`bulkWrites`): the same durability,
+   * without holding the event loop for the sync (1–80 ms a commit on a shared disk). Absent elsewhere.
+   */
+  syncWal?(): Promise<void>;
   /** SQLite: how commits reach the disk, as the connection reports it (`pragma synchronous`). */
   synchronous?(): 'off' | 'normal' | 'full' | 'extra' | undefined;
   close(): Promise<void>;

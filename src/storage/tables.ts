@@ -1,5 +1,6 @@
 import type { BackupTables } from '../backups/backup-tables.js';
 import type { EventTables } from '../events/event-tables.js';
+import type { EventTypesTable } from '../events/event-type-store.js';
 import type { LogTables } from '../logs/log-tables.js';
 import type { MetricsTables } from '../metrics/metrics-tables.js';
 import type { PluginTables } from '../plugins/plugin-tables.js';
@@ -31,6 +32,14 @@ export interface UsersTable {
   profile: string;
   preferences: string;
   created_at: string;
+  updated_at: string;
+}
+
+/** Failed logins in a row for a name that belongs to no account (lower case), locked like an account's. */
+export interface LoginLockoutsTable {
+  name: string;
+  failed_login_attempts: number;
+  locked_until: string | null;
   updated_at: string;
 }
 
@@ -102,6 +111,19 @@ export interface BlockedIpsTable {
   expires_at: string | null;
 }
 
+/** A caller's `Idempotency-Key` (migration 0021): running while `status_code` is null, else the stored answer. */
+export interface IdempotencyKeysTable {
+  scope: string;
+  key: string;
+  fingerprint: string;
+  owner: string;
+  status_code: number | null;
+  response_body: string | null;
+  locked_until: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Tables
   extends EventTables,
     SecurityTables,
@@ -111,6 +133,7 @@ export interface Tables
     TaskTables,
     PluginTables {
   users: UsersTable;
+  login_lockouts: LoginLockoutsTable;
   sessions: SessionsTable;
   refresh_tokens: RefreshTokensTable;
   api_keys: ApiKeysTable;
@@ -118,4 +141,6 @@ export interface Tables
   config_overrides: ConfigOverridesTable;
   system_state: SystemStateTable;
   blocked_ips: BlockedIpsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  event_types: EventTypesTable;
 }

@@ -1,6 +1,7 @@
 import type { EventCipher } from '../events/event-cipher.js';
 import { decodeEventData } from '../events/event-data.js';
 import type { EventsTable } from '../events/event-tables.js';
+import { traceMetadata } from '../tracing/trace-metadata.js';
 
 /**
  * A committed event on its way to live connections. Its data is decoded and its frames serialised once,
@@ -31,7 +32,7 @@ export class HubEvent {
     return this.decoded;
   }
 
-  /** The JSON of a stream event: §4.3 plus `sequence`. */
+  /** The JSON of a stream event: §4.3 plus `sequence`, and `metadata` with its trace context (docs/tracing.md). */
   payload() {
     const r = this.row;
     return {
@@ -42,6 +43,7 @@ export class HubEvent {
       priority: r.priority,
       data: this.data(),
       sequence: this.sequence,
+      ...(r.traceparent === null ? {} : { metadata: traceMetadata(r.traceparent, r.tracestate) }),
     };
   }
 

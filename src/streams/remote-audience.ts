@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SharedState } from '../cluster/shared-state.js';
-import { mayRead } from '../events/event-data.js';
+import { type EventReader, mayRead, PLATFORM_EVENT_FAMILIES } from '../events/event-data.js';
 import { type CompiledSelector, compileSelector } from '../events/event-filters.js';
 import type { EventsTable } from '../events/event-tables.js';
 
@@ -9,7 +9,8 @@ export interface AudienceSpec {
   patterns: string[];
   source?: string[] | undefined;
   priority?: { min?: number | undefined; max?: number | undefined } | undefined;
-  reader: { userId: string; isAdmin: boolean };
+  /** The clients' rights, reduced to what `mayRead` reads (`announcedReader`). */
+  reader: EventReader;
   count: number;
 }
 
@@ -111,7 +112,8 @@ export class RemoteAudience {
         seenAt: Date.now(),
         selectors: message.specs.map((s) => ({
           selector: compileSelector({ patterns: s.patterns, source: s.source, priority: s.priority }),
-          reader: s.reader,
+          // An instance of an earlier version announces no permissions: its admins read every family.
+          reader: { ...s.reader, permissions: s.reader.permissions ?? (s.reader.isAdmin ? ['*'] : []) },
           count: s.count,
         })),
       });
@@ -124,11 +126,23 @@ export class RemoteAudience {
 export function groupSpecs(specs: Iterable<Omit<AudienceSpec, 'count'>>): AudienceSpec[] {
   const groups = new Map<string, AudienceSpec>();
   for (const spec of specs) {
-    const reader = spec.reader.isAdmin ? { userId: '', isAdmin: true } : spec.reader;
+    const reader = announcedReader(spec.reader);
     const key = JSON.stringify([spec.patterns, spec.source, spec.priority, reader]);
     const group = groups.get(key);
     if (group) group.count += 1;
     else groups.set(key, { ...spec, reader, count: 1 });
   }
   return [...groups.values()];
+}
+
+/**
+ * A reader as announced to the other instances: only what `mayRead` reads — the user (not for admins, who read
+ * every confidential event) and the permissions that guard a family of platform events.
+ */
+function announcedReader(reader: EventReader): EventReader {
+  const guarding = new Set(PLATFORM_EVENT_FAMILIES.map((f) => f.permission as string));
+  const permissions = reader.permissions.includes('*')
+    ? ['*']
+    : [...new Set(reader.permissions)].filter((p) => guarding.has(p)).sort();
+  return { userId: reader.isAdmin ? '' : reader.userId, isAdmin: reader.isAdmin, permissions };
 }

@@ -1,4 +1,4 @@
-import { mayRead } from '../events/event-data.js';
+import { type EventReader, mayRead, readerKey } from '../events/event-data.js';
 import { type CompiledSelector, compileSelector } from '../events/event-filters.js';
 import type { EventRow } from '../events/event-store.js';
 import { nowIso } from '../kernel/new-id.js';
@@ -33,10 +33,8 @@ export interface StreamFilters {
   priority?: { min?: number | undefined; max?: number | undefined } | undefined;
 }
 
-export interface Reader {
-  userId: string;
-  isAdmin: boolean;
-}
+/** Whose rights decide what a stream may see (`mayRead`). */
+export type Reader = EventReader;
 
 const PAGE = 200;
 
@@ -61,7 +59,8 @@ export class StreamConnection {
   private position = 0;
   /**
    * The latest event up to `position` that this reader may read: what it is told to resume from. Never an
-   * event hidden from it (a confidential event of someone else), which it could not resume from.
+   * event hidden from it (a confidential event of someone else, a platform event it lacks the permission of),
+   * which it could not resume from.
    */
   private mark: Position = { sequence: 0, eventId: null };
   /** The highest sequence whose id the client has been sent, by an event or a checkpoint. */
@@ -117,11 +116,7 @@ export class StreamConnection {
   }
 
   /** Sets what the client receives and starts it: live from now, or from after `from` (a resume). */
-  select(
-    patterns: string[],
-    filters: StreamFilters,
-    from?: { sequence: number; eventId: string } | undefined,
-  ): void {
+  select(patterns: string[], filters: StreamFilters, from?: Position | undefined): void {
     // A message handled after the server ended the stream (a revocation) must not bring it back.
     if (this.ended) return;
     this.patterns = patterns;
@@ -267,12 +262,11 @@ export class StreamConnection {
   }
 
   private keyOf(): string {
-    const { userId, isAdmin } = this.currentReader;
-    return JSON.stringify([this.patterns, this.filters, userId, isAdmin]);
+    return JSON.stringify([this.patterns, this.filters, readerKey(this.currentReader)]);
   }
 
   private refreshReader(reader: Reader): void {
-    if (reader.userId === this.currentReader.userId && reader.isAdmin === this.currentReader.isAdmin) return;
+    if (readerKey(reader) === readerKey(this.currentReader)) return;
     this.currentReader = reader;
     // Events already waiting were chosen with the old rights: those it may no longer read are dropped.
     this.queue = this.queue.filter((e) => mayRead(e.row, reader));

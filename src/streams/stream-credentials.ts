@@ -28,7 +28,7 @@ export function streamCredentials(request: FastifyRequest, auth: AuthService): S
       try {
         const now = await auth.recheck(principal, apiKey === undefined ? {} : { apiKey });
         if (!hasPermission(now, 'events:subscribe')) return undefined;
-        return { userId: now.userId, isAdmin: now.isAdmin };
+        return { userId: now.userId, isAdmin: now.isAdmin, permissions: now.permissions };
       } catch (err) {
         if (err instanceof AppError && err.code === 'AUTHENTICATION_FAILED') return undefined;
         throw err;

@@ -2,7 +2,7 @@ import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { EventCipher } from '../events/event-cipher.js';
-import { mayRead } from '../events/event-data.js';
+import { mayRead, openToAll, type ReadFacts } from '../events/event-data.js';
 import type { EventRow, EventStore } from '../events/event-store.js';
 import type { EventsTable } from '../events/event-tables.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
@@ -17,6 +17,8 @@ import type { HubAccess, Position, Reader, StreamConnection } from './stream-con
 // A gap in the live feed is normally an event still on its way from another instance; after this long it
 // is read from the store instead (every number below the highest committed one is already committed).
 const GAP_WAIT_MS = 150;
+/** Events read from the store per statement while filling a gap. */
+const GAP_PAGE = 1000;
 // Also compare with the store now and then, in case the message of the last batch was lost.
 const STORE_CHECK_MS = 2000;
 const TICK_MS = 500;
@@ -39,8 +41,8 @@ function frameSize(event: HubEvent): number {
 /** A position in the live feed, with what a resume point there may name for whom. */
 interface Mark extends Position {
   /** Who may read the event at this position (undefined when not known: then only `open` is handed out). */
-  readonly access: Pick<EventsTable, 'security_level' | 'emitter_id'> | undefined;
-  /** The latest event at or before it that everyone may read (not confidential). */
+  readonly access: ReadFacts | undefined;
+  /** The latest event at or before it that every reader may read (`openToAll`). */
   readonly open: Position;
 }
 
@@ -117,7 +119,7 @@ export class StreamHub implements PlatformService, HubAccess {
 
   /**
    * The latest offered event this reader may read: the last offered one if it may, else the last one everyone
-   * may (a checkpoint or resume point never names, or reveals, a confidential event of someone else).
+   * may (a checkpoint or resume point never names, or reveals, an event hidden from the reader).
    */
   lastVisibleTo(reader: Reader): Position {
     const at = this.offered;
@@ -286,7 +288,7 @@ export class StreamHub implements PlatformService, HubAccess {
         patterns: c.patterns,
         source: c.filters.source,
         priority: c.filters.priority,
-        reader: { userId: c.reader.userId, isAdmin: c.reader.isAdmin },
+        reader: c.reader,
       });
     }
     return groupSpecs(specs);
@@ -336,8 +338,13 @@ export class StreamHub implements PlatformService, HubAccess {
     const upTo = Math.min(...this.early.keys()) - 1;
     if (upTo <= this.sequence) return this.drain();
     this.counters.gapFills += 1;
-    const rows = await this.store.range(this.sequence, upTo - this.sequence);
-    this.ingest(rows);
+    // Read a page at a time: a gap of many events (an instance that missed a burst from the others) read in
+    // one statement would hold the event loop for as long as the store takes to read them all.
+    while (this.sequence < upTo) {
+      const before = this.sequence;
+      this.ingest(await this.store.range(this.sequence, Math.min(GAP_PAGE, upTo - this.sequence)));
+      if (this.sequence === before) break;
+    }
   }
 
   private async checkStore(): Promise<void> {
@@ -476,6 +483,6 @@ function markOf(row: EventsTable, previous: Mark): Mark {
   const sequence = Number(row.sequence);
   const eventId = row.event_id;
   // Literals, not a spread of the position: a spread is a slow path on this V8 (docs/performance.md item 20).
-  const open = row.security_level === 'confidential' ? previous.open : { sequence, eventId };
+  const open = openToAll(row) ? { sequence, eventId } : previous.open;
   return { sequence, eventId, access: row, open };
 }

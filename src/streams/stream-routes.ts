@@ -23,7 +23,11 @@ const StreamQuery = Type.Object(
     source: Type.Optional(Type.Array(Type.String(), { description: 'Only events from these sources' })),
     priority_min: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
     priority_max: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })),
-    last_event_id: Type.Optional(Type.String({ description: 'Resume after this event (or Last-Event-ID)' })),
+    last_event_id: Type.Optional(
+      Type.String({
+        description: 'Resume after this event; a non-empty Last-Event-ID header takes precedence',
+      }),
+    ),
     token: Type.Optional(
       Type.String({ description: 'Access token or API key, for clients without headers' }),
     ),
@@ -67,7 +71,7 @@ export function registerStreamRoutes(
           'SSE: `id:` is the event id, `event:` its type, `data:` JSON {event_id, event_type, source, timestamp, ' +
           'priority, data, sequence}; a `: ping` comment every events.stream_heartbeat_seconds; id-only ' +
           'checkpoint frames keep a filtered stream’s resume point recent. Resume with the Last-Event-ID ' +
-          'header or last_event_id (unknown → 404 EVENT_NOT_FOUND before the stream starts). WebSocket: ' +
+          'header or last_event_id; the header wins when both come (unknown → 404 EVENT_NOT_FOUND before the stream starts). WebSocket: ' +
           'client messages {action: subscribe | unsubscribe | ping, patterns, filters, last_event_id}; ' +
           'server messages {message_type: event | subscribed | unsubscribed | pong | checkpoint | error | overflow | shutdown}.',
         querystring: StreamQuery,
@@ -84,7 +88,10 @@ export function registerStreamRoutes(
         const q = request.query as typeof StreamQuery.static;
         const header = request.headers['last-event-id'];
         // Empty (`?last_event_id=`, an empty header) means no resume point, as "" does in a WebSocket message.
-        const lastId = q.last_event_id || (typeof header === 'string' && header ? header : undefined);
+        // The header wins: an EventSource sends it on every reconnect with the last id it saw, but keeps the URL
+        // it was opened with, so a query resume point is only right on the first connection.
+        const lastId =
+          (typeof header === 'string' && header ? header : undefined) || q.last_event_id || undefined;
         const patterns = parsePatterns(q.patterns);
         checkPriorityRange(q.priority_min, q.priority_max, { min: 'priority_min', max: 'priority_max' });
         plans.set(request, {

@@ -13,6 +13,9 @@ import { parseFilters, parsePatterns, patternsOf, withinPatternLimit } from './s
 import type { StreamPlan } from './stream-routes.js';
 import { WsSink } from './ws-sink.js';
 
+/** How long a socket opened without patterns may take to send its first `subscribe` before the default applies. */
+const IMPLICIT_AFTER_MS = 1000;
+
 /**
  * One WebSocket client. Messages are handled one at a time, in order. A bad message is answered with an
  * `error` message; the socket stays open.
@@ -39,10 +42,32 @@ export function serveWebSocket(
     filters: connection.filters,
   });
 
+  // Like SSE, a socket opened without patterns receives every event it may read (`*`) — unless it says what it
+  // wants first: a client sends its `subscribe` as soon as the socket opens, so the default starts only when
+  // none came within IMPLICIT_AFTER_MS, from the point the socket opened (read from the store: no event of
+  // that wait is missed), with a `subscribed` message marked `implicit`. Its first subscribe then replaces it.
+  let implicit = false;
+  let pending: NodeJS.Timeout | undefined;
   if (plan.explicitPatterns || plan.from) {
     connection.select(plan.patterns, plan.filters, plan.from);
     sink.message(subscribed());
+  } else {
+    const opened = {
+      sequence: deps.hub.lastSequence,
+      eventId: deps.hub.lastVisibleTo(connection.reader).eventId,
+    };
+    pending = setTimeout(() => {
+      pending = undefined;
+      implicit = true;
+      connection.select(plan.patterns, plan.filters, opened);
+      sink.message({ ...subscribed(), implicit: true });
+    }, IMPLICIT_AFTER_MS);
+    socket.on('close', () => clearTimeout(pending));
   }
+  const decided = () => {
+    clearTimeout(pending);
+    pending = undefined;
+  };
 
   const handle = async (raw: RawData, isBinary: boolean) => {
     let message: Record<string, unknown>;
@@ -61,9 +86,10 @@ export function serveWebSocket(
         sink.message({ message_type: 'pong', timestamp: nowIso() });
         return;
       case 'subscribe': {
+        decided();
         const added = parsePatterns(patternsOf(message['patterns']));
         const patterns = withinPatternLimit([
-          ...new Set([...connection.patterns, ...(added.length > 0 ? added : ['*'])]),
+          ...new Set([...(implicit ? [] : connection.patterns), ...(added.length > 0 ? added : ['*'])]),
         ]);
         const filters =
           message['filters'] === undefined ? connection.filters : parseFilters(message['filters']);
@@ -75,15 +101,18 @@ export function serveWebSocket(
         }
         const from = lastId ? await deps.events.resumePoint(lastId, connection.reader) : undefined;
         connection.select(patterns, filters, from);
+        implicit = false;
         sink.message(subscribed());
         return;
       }
       case 'unsubscribe': {
+        decided();
         const asked = parsePatterns(patternsOf(message['patterns']));
         // What was actually removed: every pattern for a bare unsubscribe, else those asked for that it held.
         const removed =
           asked.length === 0 ? connection.patterns : connection.patterns.filter((p) => asked.includes(p));
         const remaining = connection.patterns.filter((p) => !removed.includes(p));
+        implicit = false;
         if (remaining.length === 0) connection.deselect();
         else connection.select(remaining, connection.filters);
         sink.message({ message_type: 'unsubscribed', patterns: remaining, removed });

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { PlatformConfig } from '../config/config-schema.js';
+import type { BulkWrites } from '../storage/bulk-writes.js';
 import type { Tables } from '../storage/tables.js';
 import type { Scheduler } from './scheduler.js';
 import type { TaskContext, TaskRunner } from './task-runner.js';
@@ -18,6 +19,8 @@ export function registerDatabaseCleanup(deps: {
   scheduler: Scheduler;
   store: TaskStore;
   db: Kysely<Tables>;
+  /** How its batches commit (bulkWrites: on SQLite, synced off the server's thread). */
+  writes: BulkWrites;
   cfg: () => PlatformConfig;
   reportError: (err: unknown) => void;
 }): void {
@@ -46,7 +49,7 @@ export function registerDatabaseCleanup(deps: {
           await db.selectFrom('sessions').select('id').where('expires_at', '<', now).limit(BATCH).execute()
         ).map((r) => r.id);
         if (ids.length === 0) break;
-        const deleted = await db.transaction().execute(async (trx) => {
+        const deleted = await deps.writes.transaction(async (trx) => {
           const tokens = await trx
             .deleteFrom('refresh_tokens')
             .where('session_id', 'in', ids)
@@ -54,6 +57,7 @@ export function registerDatabaseCleanup(deps: {
           const rows = await trx.deleteFrom('sessions').where('id', 'in', ids).executeTakeFirst();
           return { tokens: Number(tokens.numDeletedRows), sessions: Number(rows.numDeletedRows) };
         });
+        await deps.writes.sync();
         sessions += deleted.sessions;
         refreshTokens += deleted.tokens;
         done += deleted.sessions;

@@ -15,18 +15,27 @@ export interface TaskStep {
 
 /**
  * `details` with every step still `running` ended as `status` (its progress kept): a task that ends leaves no
- * step running. Other steps, and details without steps, are returned as they are.
+ * step running. A cancelled task also leaves no step `pending`: those that never began become `skipped`, so
+ * every step of a cancelled task is in a final state. (A failed task keeps its `pending` steps: they show
+ * where it stopped.) Other steps, and details without steps, are returned as they are.
  */
 export function endRunningSteps(
   details: Record<string, unknown>,
   status: 'failed' | 'cancelled',
 ): Record<string, unknown> {
   const steps = details['steps'];
-  if (!Array.isArray(steps) || !steps.some((s) => (s as TaskStep | null)?.status === 'running'))
-    return details;
+  const ends = (s: TaskStep | null) =>
+    s?.status === 'running' || (status === 'cancelled' && s?.status === 'pending');
+  if (!Array.isArray(steps) || !steps.some((s) => ends(s as TaskStep | null))) return details;
   return {
     ...details,
-    steps: (steps as TaskStep[]).map((s) => (s?.status === 'running' ? { ...s, status } : s)),
+    steps: (steps as TaskStep[]).map((s) =>
+      s?.status === 'running'
+        ? { ...s, status }
+        : status === 'cancelled' && s?.status === 'pending'
+          ? { ...s, status: 'skipped' as const }
+          : s,
+    ),
   };
 }
 
@@ -210,13 +219,17 @@ export class TaskExecution {
     const now = nowIso();
     this.flushing = (async () => {
       try {
-        const owned = await this.store.updateOwned(this.id, this.claim, {
-          progress: this.progress,
-          details: JSON.stringify(this.details),
-          estimated_completion: this.estimatedCompletion(),
-          updated_at: now,
-        });
-        await this.store.insertLogs(logs);
+        const owned = await this.store.saveProgress(
+          this.id,
+          this.claim,
+          {
+            progress: this.progress,
+            details: JSON.stringify(this.details),
+            estimated_completion: this.estimatedCompletion(),
+            updated_at: now,
+          },
+          logs,
+        );
         if (!owned) this.onLost(this);
       } catch (err) {
         this.onError(err);

@@ -80,10 +80,14 @@ export function registerTaskRoutes(app: App, deps: { tasks: TaskRunner; audit: A
       schema: {
         operationId: 'cancelTask',
         tags,
-        summary: 'Cancel a running task (409 RESOURCE_CONFLICT when it is not running)',
+        summary:
+          'Cancel a running task (409 RESOURCE_CONFLICT when it is not running, or no longer cancellable)',
         description:
           'The task is marked cancelled at once; its handler is told through its abort signal and stops at its ' +
-          'next check, on whichever instance runs it.',
+          'next check, on whichever instance runs it. Every step of a cancelled task ends final: the one it was ' +
+          'in `cancelled`, those not begun `skipped`. A running task past its point of no return (`cancellable: ' +
+          'false`, e.g. a restore once its database step has begun) is refused with 409 RESOURCE_CONFLICT, ' +
+          '`details.reason: not_cancellable`, and finishes all its steps.',
         params: TaskIdParams,
         response: {
           200: Envelope(

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Updateable } from 'kysely';
 import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError, notFound } from '../http/app-error.js';
@@ -17,6 +18,7 @@ import {
   type TaskStepStatus,
 } from './task-execution.js';
 import type { TaskRow, TaskStore } from './task-store.js';
+import type { TasksTable } from './task-tables.js';
 import { type TaskViewData, taskView } from './task-view.js';
 
 export type { TaskLogLevel, TaskStep, TaskStepStatus } from './task-execution.js';
@@ -46,6 +48,13 @@ export interface TaskContext {
    * recorded is stored before it goes on (what `onInterrupted` needs to undo its next step).
    */
   save(): Promise<void>;
+  /**
+   * Ends the window in which the task can be cancelled: from now on `DELETE /api/v1/tasks/{id}` answers 409
+   * RESOURCE_CONFLICT (reason `not_cancellable`), on every instance. For a handler about to begin work that
+   * must not be left half done, and after which it must finish its remaining steps. Throws the abort reason
+   * when the task was cancelled (or stopped) first; the cancel and this never both win.
+   */
+  beginUncancellable(): Promise<void>;
 }
 
 /** A task of the type that was failed as interrupted: its instance died or stopped while it ran. */
@@ -133,6 +142,8 @@ export class TaskRunner {
   private unsubscribe: (() => void) | undefined;
   private lastHeartbeatAt = 0;
   private lastHeartbeatError: string | undefined;
+  /** Per task type: started here, and ended here (completed or failed). Types are registered by code: bounded. */
+  private readonly byType = new Map<string, { started: number; completed: number; failed: number }>();
   private readonly counts = {
     started: 0,
     completed: 0,
@@ -163,6 +174,16 @@ export class TaskRunner {
       stop: () => this.deactivate(),
       health: () => this.health(),
       metrics: () => this.metrics(),
+      prometheus: () => [
+        {
+          name: 'platform_tasks_total',
+          help: 'Tasks that this instance started or that ended here, by type and status',
+          type: 'counter',
+          samples: [...this.byType].flatMap(([type, counts]) =>
+            Object.entries(counts).map(([status, value]) => ({ labels: { type, status }, value })),
+          ),
+        },
+      ],
       settings: () => this.settings(),
     };
   }
@@ -213,6 +234,7 @@ export class TaskRunner {
       cancelled_at: null,
       updated_at: now,
       resumable: def.options.resumable ? 1 : 0,
+      cancellable: 1,
       instance_id: this.instanceId,
       claim: randomUUID(),
       lease_until: this.leaseUntil(),
@@ -220,6 +242,7 @@ export class TaskRunner {
     };
     await this.deps.store.insert(row);
     this.counts.started += 1;
+    this.typeCounts(row.type).started += 1;
     this.execute(row, def, false, options.actor, `started by ${options.actor?.username ?? 'the platform'}`);
     return taskView(row);
   }
@@ -258,6 +281,13 @@ export class TaskRunner {
     if (!(await this.deps.store.cancel(id, at))) {
       const row = await this.deps.store.findById(id);
       if (!row) throw notFound('task', id);
+      if (row.status === 'running' && Number(row.cancellable) === 0) {
+        throw new AppError(
+          'RESOURCE_CONFLICT',
+          `Task '${id}' can no longer be cancelled: stopping it now would leave its work half done; it finishes its steps`,
+          { details: { id, status: row.status, reason: 'not_cancellable' } },
+        );
+      }
       throw new AppError(
         'RESOURCE_CONFLICT',
         `Task '${id}' is ${row.status}; only a running task can be cancelled`,
@@ -279,7 +309,8 @@ export class TaskRunner {
     ]);
     const local = this.executions.get(id);
     if (local) local.stop('cancelled');
-    else {
+    await this.endStepsOfCancelled(id);
+    if (!local) {
       // The cancellation is stored: without Redis the instance running the task finds it at its next lease
       // renewal (a third of tasks.lease_seconds), so a failed announcement does not fail the request.
       await this.deps.shared.publish(CANCEL_CHANNEL, { id }).catch((err: unknown) => {
@@ -290,6 +321,24 @@ export class TaskRunner {
       });
     }
     return { id, status: 'cancelled', cancelled_at: at };
+  }
+
+  /**
+   * A task cancelled on another instance (or whose handler does not stop) shows no step running or pending
+   * meanwhile; the run's own last write, when it stops, ends them the same way with what it knows.
+   */
+  private async endStepsOfCancelled(id: string): Promise<void> {
+    try {
+      const row = await this.deps.store.findById(id);
+      const details = row ? parseJsonObject(row.details) : undefined;
+      if (!row || !details) return;
+      const ended = endRunningSteps(details, 'cancelled');
+      if (ended !== details) {
+        await this.deps.store.replaceCancelledDetails(id, row.details, JSON.stringify(ended));
+      }
+    } catch (err) {
+      this.deps.reportError(err);
+    }
   }
 
   /** Resolves when this instance's run of the task ends (at once when it runs elsewhere or not at all). */
@@ -497,6 +546,15 @@ export class TaskRunner {
       },
       setDetails: (patch) => execution.setDetails(patch),
       save: () => execution.save(),
+      beginUncancellable: async () => {
+        execution.signal.throwIfAborted();
+        if (!(await this.deps.store.markUncancellable(row.id, claim, nowIso()))) {
+          // Cancelled (or taken from this run) first: the row is no longer this run's running task.
+          execution.stop('cancelled');
+        }
+        execution.signal.throwIfAborted();
+        execution.log('info', 'no longer cancellable: it finishes its remaining steps');
+      },
     };
     execution.done = (async () => {
       let outcome: { ok: true; result: Record<string, unknown> | undefined } | { ok: false; error: unknown };
@@ -525,41 +583,49 @@ export class TaskRunner {
     outcome: { ok: true; result: Record<string, unknown> | undefined } | { ok: false; error: unknown },
     actor: TaskActor | undefined,
   ): Promise<void> {
+    // A cancelled run is settled as cancelled even when its handler went on to return: the row says cancelled.
+    const cancelled = execution.stopReason === 'cancelled';
     // A task that ends without completing leaves no step running; a shutdown may resume it (settleInterrupted).
-    if (!outcome.ok && execution.stopReason !== 'shutdown')
-      execution.endSteps(execution.stopReason === 'cancelled' ? 'cancelled' : 'failed');
+    if (cancelled || (!outcome.ok && execution.stopReason !== 'shutdown'))
+      execution.endSteps(cancelled ? 'cancelled' : 'failed');
     await execution.drain();
     const now = nowIso();
     const durationMs = Date.now() - execution.startedAtMs;
+    if (cancelled) {
+      // The row already says cancelled (written by whoever cancelled it); its steps and the last lines remain.
+      execution.log('info', 'stopped after cancellation', now);
+      await this.deps.store.finish(
+        execution.id,
+        execution.claim,
+        'cancelled',
+        { progress: execution.progress, details: JSON.stringify(execution.details), updated_at: now },
+        execution.takeLogs(),
+      );
+      return;
+    }
     if (outcome.ok) {
       execution.log('info', `completed in ${durationMs} ms`, now);
-      const written = await this.deps.store.updateOwned(execution.id, execution.claim, {
-        status: 'completed',
-        progress: 1,
-        details: JSON.stringify(execution.details),
-        result: JSON.stringify(outcome.result ?? {}),
-        estimated_completion: null,
-        completed_at: now,
-        updated_at: now,
-        lease_until: null,
-      });
-      await this.deps.store.insertLogs(execution.takeLogs());
+      const written = await this.deps.store.finish(
+        execution.id,
+        execution.claim,
+        'running',
+        {
+          status: 'completed',
+          progress: 1,
+          details: JSON.stringify(execution.details),
+          result: JSON.stringify(outcome.result ?? {}),
+          estimated_completion: null,
+          completed_at: now,
+          updated_at: now,
+          lease_until: null,
+        },
+        execution.takeLogs(),
+      );
       if (!written) return;
       this.counts.completed += 1;
       this.counts.finished += 1;
       this.counts.durationMs += durationMs;
       this.announce('task.completed', execution.id, execution.type, { duration_ms: durationMs }, actor);
-      return;
-    }
-    if (execution.stopReason === 'cancelled') {
-      // The row already says cancelled (written by whoever cancelled it); its steps and the last lines remain.
-      execution.log('info', 'stopped after cancellation', now);
-      await this.deps.store.updateCancelled(execution.id, execution.claim, {
-        progress: execution.progress,
-        details: JSON.stringify(execution.details),
-        updated_at: now,
-      });
-      await this.deps.store.insertLogs(execution.takeLogs());
       return;
     }
     if (execution.stopReason === 'shutdown') {
@@ -568,17 +634,13 @@ export class TaskRunner {
     }
     const message = errorMessage(outcome.error);
     execution.log('error', `failed: ${message}`, now);
-    const written = await this.deps.store.updateOwned(execution.id, execution.claim, {
-      status: 'failed',
-      progress: execution.progress,
-      details: JSON.stringify(execution.details),
-      error: message,
-      estimated_completion: null,
-      completed_at: now,
-      updated_at: now,
-      lease_until: null,
-    });
-    await this.deps.store.insertLogs(execution.takeLogs());
+    const written = await this.deps.store.finish(
+      execution.id,
+      execution.claim,
+      'running',
+      failedPatch(execution, message, now),
+      execution.takeLogs(),
+    );
     if (!written) return;
     this.counts.failed += 1;
     this.counts.finished += 1;
@@ -609,29 +671,30 @@ export class TaskRunner {
           : 'interrupted by shutdown; an instance that starts fails it and puts back what it left half done',
         now,
       );
-      await this.deps.store.updateOwned(execution.id, execution.claim, {
-        progress: execution.progress,
-        details: JSON.stringify(execution.details),
-        // An expired lease is what lets the next sweep (here or on another instance) take the task over.
-        lease_until: new Date(Date.now() - 1).toISOString(),
-        updated_at: now,
-      });
-      await this.deps.store.insertLogs(execution.takeLogs());
+      await this.deps.store.finish(
+        execution.id,
+        execution.claim,
+        'running',
+        {
+          progress: execution.progress,
+          details: JSON.stringify(execution.details),
+          // An expired lease is what lets the next sweep (here or on another instance) take the task over.
+          lease_until: new Date(Date.now() - 1).toISOString(),
+          updated_at: now,
+        },
+        execution.takeLogs(),
+      );
       return;
     }
     execution.log('error', 'interrupted: the platform stopped while the task ran', now);
     execution.endSteps('failed');
-    const written = await this.deps.store.updateOwned(execution.id, execution.claim, {
-      status: 'failed',
-      progress: execution.progress,
-      details: JSON.stringify(execution.details),
-      error: 'interrupted',
-      estimated_completion: null,
-      completed_at: now,
-      updated_at: now,
-      lease_until: null,
-    });
-    await this.deps.store.insertLogs(execution.takeLogs());
+    const written = await this.deps.store.finish(
+      execution.id,
+      execution.claim,
+      'running',
+      failedPatch(execution, 'interrupted', now),
+      execution.takeLogs(),
+    );
     if (!written) return;
     this.counts.interrupted += 1;
     this.announce('task.failed', execution.id, execution.type, { error: 'interrupted' }, undefined);
@@ -644,7 +707,17 @@ export class TaskRunner {
     data: Record<string, unknown>,
     actor: TaskActor | undefined,
   ): void {
+    this.typeCounts(taskType)[type === 'task.completed' ? 'completed' : 'failed'] += 1;
     this.deps.events.announce(type, 'system', { task_id: id, type: taskType, ...data }, { actor });
+  }
+
+  private typeCounts(type: string): { started: number; completed: number; failed: number } {
+    let counts = this.byType.get(type);
+    if (!counts) {
+      counts = { started: 0, completed: 0, failed: 0 };
+      this.byType.set(type, counts);
+    }
+    return counts;
   }
 
   private leaseUntil(): string {
@@ -728,4 +801,18 @@ function errorText(error: unknown): string {
   } catch {
     return String(error);
   }
+}
+
+/** The final row of an execution that failed (`error` is what the task's record says). */
+function failedPatch(execution: TaskExecution, error: string, now: string): Updateable<TasksTable> {
+  return {
+    status: 'failed',
+    progress: execution.progress,
+    details: JSON.stringify(execution.details),
+    error,
+    estimated_completion: null,
+    completed_at: now,
+    updated_at: now,
+    lease_until: null,
+  };
 }

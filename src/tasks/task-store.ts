@@ -1,4 +1,5 @@
 import type { ExpressionBuilder, Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { type BulkWrites, syncedWrites } from '../storage/bulk-writes.js';
 import type { Tables } from '../storage/tables.js';
 import type { TaskLogsTable, TasksTable } from './task-tables.js';
 
@@ -11,7 +12,15 @@ export type TaskStatus = 'running' | 'completed' | 'failed' | 'cancelled';
  * running, so a cancelled, failed-over or stale execution can never overwrite what happened since.
  */
 export class TaskStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    /**
+     * How a running execution's writes behind (`saveProgress`), lease renewals and the clean-up's deletions
+     * commit: on SQLite without syncing on the server's thread (bulkWrites; the first two are never synced
+     * by `sync`, the next synced commit or checkpoint takes them to disk).
+     */
+    private readonly writes: BulkWrites = syncedWrites(db),
+  ) {}
 
   async insert(row: Insertable<TasksTable>): Promise<void> {
     await this.db.insertInto('tasks').values(row).execute();
@@ -58,9 +67,45 @@ export class TaskStore {
     await this.db.insertInto('task_logs').values(rows).execute();
   }
 
-  /** Applies `patch` while the execution `claim` still owns the running task; false when it no longer does. */
-  updateOwned(id: string, claim: string, patch: Updateable<TasksTable>): Promise<boolean> {
-    return this.updateClaimed(id, claim, 'running', patch);
+  /**
+   * An execution's last write (its final status, or what it leaves for a resume) with its last log lines,
+   * while `claim` still owns the task in `status`; false when it no longer does. One transaction, synced off the
+   * server's thread on SQLite (bulkWrites): on disk when this resolves, as a synced commit would be.
+   */
+  async finish(
+    id: string,
+    claim: string,
+    status: 'running' | 'cancelled',
+    patch: Updateable<TasksTable>,
+    logs: Insertable<TaskLogsTable>[],
+  ): Promise<boolean> {
+    const owned = await this.writes.transaction(async (trx) => {
+      const written = await this.updateClaimed(id, claim, status, patch, trx);
+      if (logs.length > 0) await trx.insertInto('task_logs').values(logs).execute();
+      return written;
+    });
+    await this.writes.sync();
+    return owned;
+  }
+
+  /**
+   * A running execution's progress and details with its new log lines (TaskExecution's writes behind, up to ten
+   * a second), while `claim` still owns the task; false when it no longer does. One transaction, which on SQLite
+   * does not sync on the server's thread (a commit synced there took 4–80 ms on a shared disk): the WAL
+   * checkpointer's next pass, within 100 ms, or the next synced commit (the task's final status) takes it to
+   * disk; a power loss may take the last moment of progress, which a resumed task redoes from its checkpoint.
+   */
+  saveProgress(
+    id: string,
+    claim: string,
+    patch: Updateable<TasksTable>,
+    logs: Insertable<TaskLogsTable>[],
+  ): Promise<boolean> {
+    return this.writes.transaction(async (trx) => {
+      const owned = await this.updateClaimed(id, claim, 'running', patch, trx);
+      if (logs.length > 0) await trx.insertInto('task_logs').values(logs).execute();
+      return owned;
+    });
   }
 
   /**
@@ -76,8 +121,9 @@ export class TaskStore {
     claim: string,
     status: 'running' | 'cancelled',
     patch: Updateable<TasksTable>,
+    db: Kysely<Tables> = this.db,
   ): Promise<boolean> {
-    const result = await this.db
+    const result = await db
       .updateTable('tasks')
       .set(patch)
       .where('id', '=', id)
@@ -87,26 +133,56 @@ export class TaskStore {
     return Number(result.numUpdatedRows) > 0;
   }
 
-  /** Marks a running task cancelled; false when it was not running. */
+  /** Marks a running task cancelled; false when it was not running, or no longer cancellable. */
   async cancel(id: string, at: string): Promise<boolean> {
     const result = await this.db
       .updateTable('tasks')
       .set({ status: 'cancelled', cancelled_at: at, updated_at: at, lease_until: null })
       .where('id', '=', id)
       .where('status', '=', 'running')
+      .where('cancellable', '=', 1)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Makes the running task this execution owns refuse cancels from now on; false when it no longer owns it
+   * (it was cancelled first). One conditional update, so a cancel and this never both win.
+   */
+  async markUncancellable(id: string, claim: string, at: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('tasks')
+      .set({ cancellable: 0, updated_at: at })
+      .where('id', '=', id)
+      .where('claim', '=', claim)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /** Writes `details` of a cancelled task, unless they changed since they were read as `read`. */
+  async replaceCancelledDetails(id: string, read: string, details: string): Promise<void> {
+    await this.db
+      .updateTable('tasks')
+      .set({ details })
+      .where('id', '=', id)
+      .where('status', '=', 'cancelled')
+      .where('details', '=', read)
+      .execute();
   }
 
   /** Renews the leases of the given executions; returns the claims that no longer own a running task. */
   async renew(claims: string[], until: string, now: string): Promise<string[]> {
     if (claims.length === 0) return [];
-    await this.db
-      .updateTable('tasks')
-      .set({ lease_until: until, updated_at: now })
-      .where('claim', 'in', claims)
-      .where('status', '=', 'running')
-      .execute();
+    // Not synced on the server's thread (SQLite): after a power loss every lease has expired anyway.
+    await this.writes.transaction((trx) =>
+      trx
+        .updateTable('tasks')
+        .set({ lease_until: until, updated_at: now })
+        .where('claim', 'in', claims)
+        .where('status', '=', 'running')
+        .execute(),
+    );
     const live = await this.db
       .selectFrom('tasks')
       .select('claim')
@@ -182,11 +258,13 @@ export class TaskStore {
         .execute()
     ).map((r) => r.id);
     if (ids.length === 0) return { tasks: 0, logs: 0 };
-    return this.db.transaction().execute(async (trx) => {
+    const deleted = await this.writes.transaction(async (trx) => {
       const logs = await trx.deleteFrom('task_logs').where('task_id', 'in', ids).executeTakeFirst();
       const tasks = await trx.deleteFrom('tasks').where('id', 'in', ids).executeTakeFirst();
       return { tasks: Number(tasks.numDeletedRows), logs: Number(logs.numDeletedRows) };
     });
+    await this.writes.sync();
+    return deleted;
   }
 
   /** Deletes one task and its logs (diagnostics' own probe tasks). */

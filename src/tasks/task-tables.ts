@@ -1,3 +1,5 @@
+import type { ColumnType } from 'kysely';
+
 /**
  * Row types of the task runner's tables (same conventions as `storage/tables.ts`: ISO text timestamps,
  * JSON as text, booleans as 0/1).
@@ -31,6 +33,8 @@ export interface TasksTable {
   lease_until: string | null;
   /** How many executions the task has had (more than one only for resumable types). */
   attempts: number;
+  /** 1 while a cancel is accepted; 0 once the task is past its point of no return (migration 0017). */
+  cancellable: ColumnType<number, number | undefined, number>;
 }
 
 export interface TaskLogsTable {

@@ -47,6 +47,13 @@ export const TaskView = Type.Object({
   completed_at: NullableTimestamp,
   cancelled_at: NullableTimestamp,
   attempts: Type.Integer({ minimum: 0, description: 'Executions so far (above 1 only for resumed tasks)' }),
+  cancellable: Type.Optional(
+    Type.Boolean({
+      description:
+        'Whether DELETE /api/v1/tasks/{id} cancels it now: false once it has ended, or once it is past the ' +
+        'point where stopping would leave its work half done (a restore from its database step on)',
+    }),
+  ),
   logs: Type.Optional(Type.Array(TaskLogView)),
 });
 export type TaskViewData = Static<typeof TaskView>;
@@ -78,6 +85,7 @@ export function taskView(row: TaskRow, logs?: TaskLogRow[]): TaskViewData {
     completed_at: row.completed_at,
     cancelled_at: row.cancelled_at,
     attempts: row.attempts,
+    cancellable: row.status === 'running' && Number(row.cancellable ?? 1) === 1,
     ...(logs
       ? { logs: logs.map((l) => ({ timestamp: l.timestamp, level: l.level, message: l.message })) }
       : {}),

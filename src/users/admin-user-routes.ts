@@ -59,7 +59,7 @@ export function registerAdminUserRoutes(app: App, deps: { users: UserService }):
   app.post(
     '/api/v1/admin/users',
     {
-      config: rule,
+      config: { ...rule, idempotent: true },
       schema: {
         operationId: 'adminCreateUser',
         tags,

@@ -23,6 +23,7 @@ export function registerUserModule(
   });
   registerAdminUserRoutes(ctx.app, { users });
   registerUserResourceRoutes(ctx.app, { users });
-  registerUserAnalyticsRoutes(ctx.app, { db: ctx.database.db, users });
+  // Analytics count and group every user and session: off the server's thread (Database.reads).
+  registerUserAnalyticsRoutes(ctx.app, { db: ctx.database.reads, users });
   return users;
 }

@@ -62,7 +62,7 @@ export function registerUserResourceRoutes(app: App, deps: { users: UserService 
   app.post(
     '/api/v1/users',
     {
-      config: { access: access.permission('write:users') },
+      config: { access: access.permission('write:users'), idempotent: true },
       schema: {
         operationId: 'createUser',
         tags,

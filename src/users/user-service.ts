@@ -173,6 +173,16 @@ export class UserService {
    */
   async update(id: string, input: UpdateUserInput, request: FastifyRequest, self = false): Promise<UserRow> {
     const row = await this.get(id);
+    if (self) this.deps.auth.assertMayChangeAccount(request.principal!, 'Changing your own account');
+    // An administrator's account (every field) is administrator work: a key narrowed to write:users manages
+    // ordinary users only, or it could point an administrator's e-mail at its own mailbox.
+    else if (rolesOf(row).includes('admin')) {
+      this.assertMayManageAdmin(
+        request,
+        "Changing an administrator's account",
+        Object.keys(input).find((k) => input[k as keyof UpdateUserInput] !== undefined) ?? 'user_id',
+      );
+    }
     if (self) {
       const forbidden = (['roles', 'status', 'email_verified'] as const).filter(
         (f) => input[f] !== undefined,
@@ -237,14 +247,6 @@ export class UserService {
       changes.suspended_until = null;
       changes.suspension_reason = null;
       changed['status'] = input.status;
-    }
-    // Taking the admin role away from an administrator, or changing their status, is administrator work too.
-    if (rolesOf(row).includes('admin') && (changes.roles !== undefined || changes.status !== undefined)) {
-      this.assertMayManageAdmin(
-        request,
-        "Changing an administrator's roles or status",
-        changes.roles !== undefined ? 'roles' : 'status',
-      );
     }
     if (input.profile !== undefined) {
       changes.profile = JSON.stringify({ ...profileOf(row), ...input.profile });

@@ -6,6 +6,9 @@ import type { Tables, UsersTable } from '../storage/tables.js';
 
 export type UserRow = Selectable<UsersTable>;
 
+/** How many names that belong to no account have their failed logins counted (see reserveUnknownLoginAttempt). */
+const UNKNOWN_NAMES_KEPT = 10_000;
+
 export interface NewUser {
   username: string;
   email: string;
@@ -264,6 +267,101 @@ export class UserStore {
     if (attempts < max) return false;
     await this.db.updateTable('users').set({ locked_until: lockUntil }).where('id', '=', id).execute();
     return true;
+  }
+
+  /**
+   * reserveLoginAttempt for a name that belongs to no account, counted by the name (lower case) in the same
+   * way, so that such a name locks after `max` failures as an account does. At most UNKNOWN_NAMES_KEPT names are
+   * kept: adding one forgets the least recently tried beyond that.
+   */
+  async reserveUnknownLoginAttempt(
+    login: string,
+    max: number,
+    lockUntil: string,
+  ): Promise<number | undefined> {
+    const name = login.toLowerCase().slice(0, 320);
+    const now = nowIso();
+    // One statement, as for an account (a first try of a name writes no more than a try of an account does):
+    // a new name starts at 1; a known one counts on unless it is locked or at `max`.
+    const row = await this.db
+      .insertInto('login_lockouts')
+      .values({ name, failed_login_attempts: 1, locked_until: null, updated_at: now })
+      .onConflict((oc) =>
+        oc
+          .column('name')
+          .doUpdateSet((eb) => {
+            const ranOut = eb.and([
+              eb('login_lockouts.locked_until', 'is not', null),
+              eb('login_lockouts.locked_until', '<=', now),
+            ]);
+            return {
+              failed_login_attempts: eb
+                .case()
+                .when(ranOut)
+                .then(1)
+                .else(eb('login_lockouts.failed_login_attempts', '+', 1))
+                .end(),
+              locked_until: eb
+                .case()
+                .when(ranOut)
+                .then(null)
+                .else(eb.ref('login_lockouts.locked_until'))
+                .end(),
+              updated_at: now,
+            };
+          })
+          .where((eb) =>
+            eb.or([
+              eb.and([
+                eb('login_lockouts.locked_until', 'is not', null),
+                eb('login_lockouts.locked_until', '<=', now),
+              ]),
+              eb.and([
+                eb('login_lockouts.locked_until', 'is', null),
+                eb('login_lockouts.failed_login_attempts', '<', max),
+              ]),
+            ]),
+          ),
+      )
+      .returning('failed_login_attempts')
+      .executeTakeFirst();
+    // A first count (a new name, or one whose lockout ran out) may have added a row: keep the table bounded.
+    if (row && Number(row.failed_login_attempts) === 1) await this.forgetOldUnknownNames();
+    if (row) return Number(row.failed_login_attempts);
+    await this.db
+      .updateTable('login_lockouts')
+      .set({ locked_until: lockUntil, updated_at: now })
+      .where('name', '=', name)
+      .where('locked_until', 'is', null)
+      .execute();
+    return undefined;
+  }
+
+  /** lockAfterFailure for a name that belongs to no account. */
+  async lockUnknownAfterFailure(
+    login: string,
+    attempts: number,
+    max: number,
+    lockUntil: string,
+  ): Promise<boolean> {
+    if (attempts < max) return false;
+    await this.db
+      .updateTable('login_lockouts')
+      .set({ locked_until: lockUntil })
+      .where('name', '=', login.toLowerCase().slice(0, 320))
+      .execute();
+    return true;
+  }
+
+  private async forgetOldUnknownNames(): Promise<void> {
+    const edge = await this.db
+      .selectFrom('login_lockouts')
+      .select('updated_at')
+      .orderBy('updated_at', 'desc')
+      .offset(UNKNOWN_NAMES_KEPT)
+      .limit(1)
+      .executeTakeFirst();
+    if (edge) await this.db.deleteFrom('login_lockouts').where('updated_at', '<=', edge.updated_at).execute();
   }
 
   async count(): Promise<number> {

@@ -31,6 +31,26 @@ export interface DeliveryResult {
   actor: string;
 }
 
+/** The result of a delivery whose event expired before it was sent: `dropped`, no attempt made. */
+export function expiredDrop(
+  delivery: ClaimedDelivery,
+  owner: string,
+  at: string,
+  actor: string,
+): DeliveryResult {
+  return {
+    delivery,
+    owner,
+    outcome: 'dropped',
+    attempt: delivery.attempts,
+    at,
+    responseStatus: null,
+    latencyMs: null,
+    error: 'event expired',
+    actor,
+  };
+}
+
 /** A delivery that reached a final state, for whoever waits on it (a replay). */
 export interface SettledDelivery {
   id: string;
@@ -73,6 +93,8 @@ export class DeliveryRecorder {
       bookkeeping: Bookkeeping;
       outbox: OutboxStore;
       errorThreshold: () => number;
+      /** `webhooks.disable_after_failing_hours`: failing every attempt this long puts it in error (0: never). */
+      disableAfterHours: () => number;
       /** Subscriptions this write moved to `error` (the emit path must stop queueing for them). */
       onSubscriptionError: (ids: string[]) => Promise<void>;
       /** Results whose rows were written (or given up), so the dispatcher stops holding them. */
@@ -180,7 +202,10 @@ export class DeliveryRecorder {
         live.filter((r) => !isAttempt(r)).map(auditRow),
       );
       await updateOutbox(trx, dialect, live, now);
-      errored = await updateSubscriptions(trx, dialect, live, now, this.deps.errorThreshold());
+      errored = await updateSubscriptions(trx, dialect, live, now, {
+        threshold: this.deps.errorThreshold(),
+        failingHours: this.deps.disableAfterHours(),
+      });
       // SQLite has one writer, so the final statuses can go in the same commit; PostgreSQL sets them after it
       // (see OutboxStore.finalizeEvents).
       if (this.deps.dialect === 'sqlite') await this.deps.outbox.finalizeEvents(settledEventsOf(live), trx);
@@ -310,6 +335,8 @@ interface SubscriptionTally {
   lastDelivery: string | undefined;
   lastError: string | undefined;
   gone: boolean;
+  /** The first failed attempt (a retry's too) after the last success in this write. */
+  failingFrom: string | undefined;
 }
 
 /** Counters and status of the subscriptions concerned; answers those moved to `error`. */
@@ -318,7 +345,7 @@ async function updateSubscriptions(
   dialect: Dialect,
   results: DeliveryResult[],
   now: string,
-  threshold: number,
+  rules: { threshold: number; failingHours: number },
 ): Promise<string[]> {
   const tallies = new Map<string, SubscriptionTally>();
   for (const r of results) {
@@ -332,11 +359,13 @@ async function updateSubscriptions(
       lastDelivery: undefined,
       lastError: undefined,
       gone: false,
+      failingFrom: undefined,
     };
     if (r.outcome === 'delivered') {
       t.delivered += 1;
       t.trailingFailures = 0;
       t.hadSuccess = true;
+      t.failingFrom = undefined;
       if (t.lastDelivery === undefined || r.at > t.lastDelivery) t.lastDelivery = r.at;
     } else {
       if (r.outcome === 'failed') {
@@ -345,23 +374,40 @@ async function updateSubscriptions(
       }
       t.lastError = r.error ?? undefined;
       if (r.gone) t.gone = true;
+      if (t.failingFrom === undefined || r.at < t.failingFrom) t.failingFrom = r.at;
     }
     tallies.set(id, t);
   }
+  const { threshold } = rules;
   if (tallies.size > 0) await updateCounters(trx, dialect, tallies);
   const errored: string[] = [];
+  // Failing since before this: failing every attempt for `failingHours` (webhook subscriptions only).
+  const cutoff =
+    rules.failingHours > 0
+      ? new Date(Date.parse(now) - rules.failingHours * 3_600_000).toISOString()
+      : undefined;
   for (const [id, t] of tallies) {
-    if (t.trailingFailures === 0 && !t.gone) continue;
-    let toError = trx
+    const byTime = cutoff !== undefined && t.failingFrom !== undefined;
+    if (t.trailingFailures === 0 && !t.gone && !byTime) continue;
+    const toError = trx
       .updateTable('subscriptions')
       .set({
         status: 'error',
         updated_at: now,
+        inactive_since: now,
         ...(t.gone ? { last_error: 'the target answered 410 Gone; the subscription was put in error' } : {}),
       })
       .where('id', '=', id)
-      .where('status', '=', 'active');
-    if (!t.gone) toError = toError.where('consecutive_failures', '>=', threshold);
+      .where('status', '=', 'active')
+      .where((eb) => {
+        if (t.gone) return eb.lit(true);
+        const rules = [];
+        if (t.trailingFailures > 0) rules.push(eb('consecutive_failures', '>=', threshold));
+        if (byTime) {
+          rules.push(eb.and([eb('delivery_method', '=', 'webhook'), eb('failing_since', '<=', cutoff)]));
+        }
+        return eb.or(rules);
+      });
     const moved = await toError.executeTakeFirst();
     if (Number(moved.numUpdatedRows) > 0) errored.push(id);
   }
@@ -384,6 +430,7 @@ async function updateCounters(
     t.trailingFailures,
     t.lastDelivery ?? null,
     t.lastError ?? null,
+    t.failingFrom ?? null,
   ]);
   if (dialect === 'sqlite') await runSql(trx, SQL.sqlite.counters, [JSON.stringify(rows)]);
   // PostgreSQL: one array per field.
@@ -404,6 +451,7 @@ const COUNTER_FIELDS = [
   ['trailing', 'integer'],
   ['last_delivery', 'text'],
   ['last_error', 'text'],
+  ['failing_from', 'text'],
 ] as const;
 
 const COUNTERS_SET =
@@ -415,7 +463,10 @@ const COUNTERS_SET =
   '"last_delivery" = case when "subscriptions"."last_delivery" is null or ' +
   '"t"."last_delivery" > "subscriptions"."last_delivery" then "t"."last_delivery" ' +
   'else "subscriptions"."last_delivery" end, ' +
-  '"last_error" = coalesce("t"."last_error", "subscriptions"."last_error")';
+  '"last_error" = coalesce("t"."last_error", "subscriptions"."last_error"), ' +
+  // Cleared by a success (then set by failures after it in the same write); else kept from the first failure.
+  '"failing_since" = case when "t"."reset" = 1 then "t"."failing_from" ' +
+  'else coalesce("subscriptions"."failing_since", "t"."failing_from") end';
 
 // Statements of every write (storage/dialect-sql.ts): fixed texts, prepared once.
 const STATEMENTS = (dialect: Dialect) => ({

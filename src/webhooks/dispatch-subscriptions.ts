@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { EventCipher } from '../events/event-cipher.js';
 import type { Tables } from '../storage/tables.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-schedule.js';
+import type { PreviousSecret } from './webhook-signature.js';
 
 /** An active subscription as the dispatcher uses it: target, decrypted secret, policies. */
 export interface DispatchSubscription {
@@ -10,9 +11,13 @@ export interface DispatchSubscription {
   url: string | null;
   /** Null when the stored secret cannot be decrypted (a changed `events.encryption_key`). */
   secret: string | null;
+  /** The secret a rotation replaced, signing too until it expires; null when none (or undecryptable). */
+  previous: PreviousSecret | null;
   retry: RetryPolicy;
   timeoutMs: number;
   batch: { maxSize: number; maxWaitMs: number } | undefined;
+  /** `webhook_config.rate_limit`: deliveries per second at most (SubscriptionThrottle); undefined: no limit. */
+  rateLimit: number | undefined;
 }
 
 // How often the table is asked whether anything changed; the answer is one aggregate row.
@@ -106,6 +111,7 @@ export class DispatchSubscriptions {
         method: row.delivery_method === 'plugin' ? 'plugin' : 'webhook',
         url: row.webhook_url,
         secret: this.openSecret(row.webhook_secret),
+        previous: this.previousOf(row.previous_secret, row.previous_secret_expires_at),
         retry: { ...DEFAULT_RETRY_POLICY, ...parse<Partial<RetryPolicy>>(row.retry_policy, {}) },
         timeoutMs: Math.max(1, Number(row.timeout_seconds)) * 1000,
         batch:
@@ -115,10 +121,18 @@ export class DispatchSubscriptions {
                 maxWaitMs: Math.max(0, batch.max_wait_time_seconds ?? 5) * 1000,
               }
             : undefined,
+        rateLimit:
+          row.rate_limit === null || row.delivery_method === 'plugin' ? undefined : Number(row.rate_limit),
       });
     }
     this.byId = next;
     this.signature = signature;
+  }
+
+  private previousOf(sealed: string | null, expiresAt: string | null): PreviousSecret | null {
+    const secret = this.openSecret(sealed);
+    const until = expiresAt === null ? Number.NaN : Date.parse(expiresAt);
+    return secret === null || Number.isNaN(until) ? null : { secret, expiresAt: until };
   }
 
   private openSecret(sealed: string | null): string | null {

@@ -20,7 +20,7 @@ export type Bookkeeping = NonNullable<Database['unsyncedTransaction']>;
 import { dialectSql, runSqlForIds } from '../storage/dialect-sql.js';
 import type { Tables } from '../storage/tables.js';
 import { deliveryOrder } from './delivery-order.js';
-import { auditRow } from './delivery-recorder.js';
+import { auditRow, expiredDrop } from './delivery-recorder.js';
 import { countFor, idIn, idNotIn } from './id-list.js';
 import type { DeliverableEvent } from './webhook-payload.js';
 
@@ -78,17 +78,18 @@ const LEASE_BY_ID = {
   expired: `${LEASE_SET}+"status" = 'delivering' and "lease_until" < ?${LEASE_RETURNING}`,
 } as const;
 
+/** A claim's events go from `emitted` to `processing`. */
+export const MARK_PROCESSING = `update "events" set "status" = 'processing' where "event_id" in list(?) and ("status" || '') = 'emitted'`;
+
 // Statements of the delivery path, written once (storage/dialect-sql.ts).
 const STATEMENTS = (dialect: Dialect) => ({
   events: dialectSql(
     dialect,
     'select "event_id", "event_type", "source", "timestamp", "priority", "sequence", "data", "data_encrypted", ' +
-      '"correlation_id", "expires_at" from "events" where "event_id" in list(?)',
+      '"correlation_id", "expires_at", "traceparent", "tracestate" from "events" where "event_id" in list(?)',
   ),
-  markProcessing: dialectSql(
-    dialect,
-    `update "events" set "status" = 'processing' where "event_id" in list(?) and "status" = 'emitted'`,
-  ),
+  // By id, not through the status index (see SETTLE in settle-events.ts).
+  markProcessing: dialectSql(dialect, MARK_PROCESSING),
 });
 const SQL = { sqlite: STATEMENTS('sqlite'), postgres: STATEMENTS('postgres') };
 
@@ -362,6 +363,8 @@ export class OutboxStore {
         dataJson: r.data_encrypted === 1 ? this.cipher.open(r.data) : r.data,
         correlation_id: r.correlation_id,
         expires_at: r.expires_at,
+        traceparent: r.traceparent,
+        tracestate: r.tracestate,
       });
     }
     return out;
@@ -410,21 +413,7 @@ export class OutboxStore {
         // The same entry as the dispatcher's own drop of a claimed row (DeliveryRecorder).
         await trx
           .insertInto('event_audit')
-          .values(
-            gone.map((delivery) =>
-              auditRow({
-                delivery,
-                owner: actor,
-                outcome: 'dropped',
-                attempt: delivery.attempts,
-                at: now,
-                responseStatus: null,
-                latencyMs: null,
-                error: 'event expired',
-                actor,
-              }),
-            ),
-          )
+          .values(gone.map((delivery) => auditRow(expiredDrop(delivery, actor, now, actor))))
           .execute();
       }
       return gone;

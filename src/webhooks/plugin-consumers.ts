@@ -13,7 +13,21 @@ export interface PluginDelivery {
   signal: AbortSignal;
 }
 
-/** Handles one delivery; resolving is success, throwing (or timing out) is a failed attempt that is retried. */
+/**
+ * Thrown by a consumer that cannot take deliveries here any more (its plugin stopped or failed to start on this
+ * instance): the delivery is handed back to the outbox untried, for an instance where the plugin runs.
+ */
+export class ConsumerUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConsumerUnavailable';
+  }
+}
+
+/**
+ * Handles one delivery; resolving is success, throwing (or timing out) is a failed attempt that is retried —
+ * except `ConsumerUnavailable`, which is no attempt at all.
+ */
 export type PluginConsumer = (delivery: PluginDelivery) => Promise<void> | void;
 
 interface Entry {

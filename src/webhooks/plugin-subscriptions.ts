@@ -96,8 +96,10 @@ export class PluginSubscriptions {
       delivery_method: 'plugin',
       webhook_url: null,
       webhook_secret: null,
+      rate_limit: null,
       batch_config: JSON.stringify({ enabled: false, max_batch_size: 1, max_wait_time_seconds: 0 }),
       plugin_id: pluginId,
+      reader_scopes: null,
       events_delivered: 0,
       events_failed: 0,
       consecutive_failures: 0,
@@ -105,6 +107,10 @@ export class PluginSubscriptions {
       last_error: null,
       created_at: now,
       updated_at: now,
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      failing_since: null,
+      inactive_since: null,
     };
     await this.deps.store.insert(row);
     await this.deps.index.changed();

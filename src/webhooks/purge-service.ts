@@ -3,9 +3,11 @@ import { isValidEventType } from '../events/event-type.js';
 import { isValidPattern } from '../events/pattern-matcher.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { newId } from '../kernel/new-id.js';
+import type { BulkWrites } from '../storage/bulk-writes.js';
+import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
 import type { TaskActor, TaskContext, TaskRunner } from '../tasks/task-runner.js';
-import { EventSelection, type EventSelector } from './event-selection.js';
+import { EventSelection, type EventSelector, type WindowCursor } from './event-selection.js';
 
 export const EVENT_PURGE = 'event_purge';
 
@@ -45,6 +47,11 @@ export class PurgeService {
   constructor(
     private readonly deps: {
       db: Kysely<Tables>;
+      dialect: Dialect;
+      /** Database.reads: where the events it works on are looked up and paged. */
+      reads: Kysely<Tables>;
+      /** How its chunks commit (bulkWrites: on SQLite, synced off the server's thread). */
+      writes: BulkWrites;
       tasks: TaskRunner;
       /**
        * Told the purged events whose deliveries a dispatcher had claimed: the dispatchers (here and, through the
@@ -53,7 +60,7 @@ export class PurgeService {
       forget?: (eventIds: string[]) => Promise<void>;
     },
   ) {
-    this.selection = new EventSelection(deps.db);
+    this.selection = new EventSelection(deps.reads, deps.dialect, deps.writes);
   }
 
   /** Counts the events and starts the task. @throws AppError INVALID_EVENT_TYPE */
@@ -99,7 +106,8 @@ export class PurgeService {
     if (!task || task.type !== EVENT_PURGE) throw notFound('purge', id);
     const d = task.details as unknown as PurgeDetails;
     const total = d.events_to_purge ?? 0;
-    const done = d.events_purged ?? 0;
+    // The result is the exact count; while running, the details follow a moment behind.
+    const done = Number(task.result?.['events_purged'] ?? d.events_purged ?? 0);
     const status: PurgeStatus =
       task.status === 'running' ? (d.phase === 'in_progress' ? 'in_progress' : 'started') : task.status;
     return {
@@ -130,7 +138,12 @@ export class PurgeService {
     };
   }
 
-  /** The task handler; resumed after a restart, it carries on from its saved count. */
+  /**
+   * The task handler. It walks the events emitted before the cutoff by the timestamp index, `batch_size` at a
+   * time, and deletes those matching the criteria in chunks that yield between them. Its count grows in the
+   * transaction of each deleted chunk (`event_purge_progress`): resumed after its instance died, it carries on
+   * from exactly what was deleted, not from the last progress it happened to save.
+   */
   async run(task: TaskContext): Promise<Record<string, unknown>> {
     const d = task.details as unknown as PurgeDetails;
     if (d.dry_run) {
@@ -138,17 +151,41 @@ export class PurgeService {
       task.setDetails({ phase: 'in_progress' });
       return { dry_run: true, events_matching: d.events_to_purge, events_purged: 0 };
     }
+    const db = this.deps.db;
+    // The counts of purges that ended are not needed any more (their tasks hold the result).
+    await db
+      .deleteFrom('event_purge_progress')
+      .where('purge_id', '<>', task.taskId)
+      .where('purge_id', 'not in', db.selectFrom('tasks').select('id').where('status', '=', 'running'))
+      .execute();
+    const saved = await db
+      .selectFrom('event_purge_progress')
+      .select('events_purged')
+      .where('purge_id', '=', task.taskId)
+      .executeTakeFirst();
+    let purged = Number(saved?.events_purged ?? 0);
     const selector = selectorOf(d.criteria, d.cutoff);
     const types = await this.selection.resolveTypes(selector.types);
-    let purged = d.events_purged ?? 0;
-    task.setDetails({ phase: 'in_progress' });
-    for (;;) {
+    const typeSet = types === undefined ? undefined : new Set(types);
+    const statuses = selector.statuses?.length ? new Set(selector.statuses) : undefined;
+    task.setDetails({ phase: 'in_progress', events_purged: purged });
+    let cursor: WindowCursor | undefined;
+    while (typeSet === undefined || typeSet.size > 0) {
       task.signal.throwIfAborted();
-      const ids = await this.selection.ids(selector, d.batch_size, types);
-      if (ids.length === 0) break;
-      purged += await this.selection.delete(ids, this.deps.forget);
+      const rows = await this.selection.window(d.cutoff, cursor, d.batch_size);
+      if (rows.length === 0) break;
+      const last = rows[rows.length - 1]!;
+      cursor = { timestamp: last.timestamp, sequence: last.sequence };
+      const ids = rows
+        .filter(
+          (r) =>
+            (typeSet === undefined || typeSet.has(r.event_type)) && (!statuses || statuses.has(r.status)),
+        )
+        .map((r) => r.event_id);
+      if (ids.length > 0) purged += await this.selection.delete(ids, this.deps.forget, task.taskId);
       task.setDetails({ events_purged: purged });
       task.progress(Math.min(0.999, purged / Math.max(1, d.events_to_purge, purged)));
+      await new Promise((r) => setImmediate(r));
     }
     task.log('info', `deleted ${purged} events emitted before ${d.cutoff}`);
     return { dry_run: false, events_purged: purged };

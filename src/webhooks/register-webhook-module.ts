@@ -1,7 +1,15 @@
 import type { EventSystem } from '../events/event-system.js';
+import { SecretRotation } from '../events/subscription-rotation.js';
+import { registerSecretRotationRoutes } from '../events/subscription-rotation-routes.js';
 import { SubscriptionStore } from '../events/subscription-store.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { PlatformContext } from '../platform-context.js';
+import { bulkWrites } from '../storage/bulk-writes.js';
 import { PLATFORM_VERSION } from '../system/platform-info.js';
+import { DeliveryRecovery, SUBSCRIPTION_RECOVER } from './delivery-recovery.js';
+import { registerDeliveryRecoveryRoutes } from './delivery-recovery-routes.js';
+import { registerDeliveryTimelineRoutes } from './delivery-timeline-routes.js';
+import { DeliveryTimelineStore } from './delivery-timeline-store.js';
 import { PluginConsumers } from './plugin-consumers.js';
 import { PluginSubscriptions } from './plugin-subscriptions.js';
 import { registerPurgeRoutes } from './purge-routes.js';
@@ -10,6 +18,7 @@ import { registerReplayRoutes } from './replay-routes.js';
 import { EVENT_REPLAY, ReplayService } from './replay-service.js';
 import { registerSubscriptionDeliveryRoutes } from './subscription-delivery-routes.js';
 import { SubscriptionDeliveryStore } from './subscription-delivery-store.js';
+import { SubscriptionDisabledNotice } from './subscription-disabled-notice.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 
 /** What other modules (plugins) build on. */
@@ -26,8 +35,18 @@ export interface WebhookModule {
  * (tasks `event_replay`, `event_purge`, their routes, the daily retention purge), plugin subscribers, and the
  * listing of a subscription's deliveries.
  */
-export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSystem): WebhookModule {
+export function registerWebhookModule(
+  ctx: PlatformContext,
+  eventSystem: EventSystem,
+  deps: { mailer: Mailer },
+): WebhookModule {
   const { app, cfg, database } = ctx;
+  const disabledNotice = new SubscriptionDisabledNotice({
+    db: database.db,
+    cfg,
+    events: ctx.events,
+    mailer: deps.mailer,
+  });
   const consumers = new PluginConsumers();
   const pluginSubscriptions = new PluginSubscriptions({
     store: new SubscriptionStore(database.db, database.dialect),
@@ -47,9 +66,11 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
     consumers,
     pluginSubscriptions,
     version: PLATFORM_VERSION,
+    tracing: ctx.tracing,
     onSubscriptionError: async (ids) => {
       app.log.warn({ subscriptions: ids }, 'webhook subscriptions put in error after repeated failures');
       await eventSystem.subscriptionIndex.changed();
+      await disabledNotice.notify(ids);
     },
     reportError: (err) => ctx.registry.recordError('webhook_dispatcher', err),
   });
@@ -77,8 +98,16 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
   });
   ctx.onClose(stopWatching);
 
-  const replay = new ReplayService({
+  // The writer, its dialect, the reader threads and how bulk chunks commit (on SQLite, synced off the server's
+  // thread): what the replay, purge and recovery jobs read and write.
+  const storage = {
     db: database.db,
+    dialect: database.dialect,
+    reads: database.reads,
+    writes: bulkWrites(database),
+  };
+  const replay = new ReplayService({
+    ...storage,
     tasks: ctx.tasks,
     dispatcher,
     cipher: eventSystem.cipher,
@@ -86,7 +115,7 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
   });
   ctx.tasks.registerType(EVENT_REPLAY, (task) => replay.run(task));
   const purge = new PurgeService({
-    db: database.db,
+    ...storage,
     tasks: ctx.tasks,
     forget: (eventIds) => dispatcher.forgetEvents(eventIds),
   });
@@ -96,8 +125,28 @@ export function registerWebhookModule(ctx: PlatformContext, eventSystem: EventSy
   registerPurgeRoutes(app, { purge, audit: ctx.audit });
   registerSubscriptionDeliveryRoutes(app, {
     subscriptions: eventSystem.subscriptions,
-    deliveries: new SubscriptionDeliveryStore(database.db),
+    deliveries: new SubscriptionDeliveryStore(database.db, database.reads),
   });
+  registerDeliveryTimelineRoutes(app, {
+    subscriptions: eventSystem.subscriptions,
+    timeline: new DeliveryTimelineStore(database.reads),
+  });
+  const recovery = new DeliveryRecovery({
+    ...storage,
+    tasks: ctx.tasks,
+    dispatcher,
+    cipher: eventSystem.cipher,
+    subscriptions: eventSystem.subscriptions,
+  });
+  ctx.tasks.registerType(SUBSCRIPTION_RECOVER, (task) => recovery.run(task));
+  registerDeliveryRecoveryRoutes(app, { recovery, audit: ctx.audit });
+  const rotation = new SecretRotation({
+    subscriptions: eventSystem.subscriptions,
+    store: new SubscriptionStore(database.db, database.dialect),
+    index: eventSystem.subscriptionIndex,
+    cipher: eventSystem.cipher,
+  });
+  registerSecretRotationRoutes(app, { rotation, audit: ctx.audit });
 
   return { dispatcher, consumers, pluginSubscriptions };
 }

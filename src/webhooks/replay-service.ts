@@ -1,12 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { EventCipher } from '../events/event-cipher.js';
-import { decodeEventData } from '../events/event-data.js';
+import { decodeEventData, type EventReader, mayRead, subscriptionReader } from '../events/event-data.js';
 import { type CompiledSelector, compileSelector } from '../events/event-filters.js';
 import { isValidEventType } from '../events/event-type.js';
 import { isValidPattern } from '../events/pattern-matcher.js';
 import { existingSubscriptionIds } from '../events/subscription-store.js';
 import { AppError, notFound } from '../http/app-error.js';
 import { newId, nowIso } from '../kernel/new-id.js';
+import type { BulkWrites } from '../storage/bulk-writes.js';
+import type { Dialect } from '../storage/database.js';
 import { isForeignKeyViolation } from '../storage/foreign-key-violation.js';
 import type { Tables } from '../storage/tables.js';
 import type { TaskActor, TaskContext, TaskRunner } from '../tasks/task-runner.js';
@@ -55,10 +57,10 @@ interface ReplayError {
   error: string;
 }
 
-interface Target {
+export interface Target {
   id: string;
-  ownerId: string;
-  ownerIsAdmin: boolean;
+  /** Whom it receives as: an event goes to it only when its owner may read it (`mayRead`). */
+  reader: EventReader;
   selector: CompiledSelector;
 }
 
@@ -82,13 +84,18 @@ export class ReplayService {
   constructor(
     private readonly deps: {
       db: Kysely<Tables>;
+      dialect: Dialect;
+      /** Database.reads: where the events it works on are looked up and paged. */
+      reads: Kysely<Tables>;
+      /** How its chunks commit (bulkWrites: on SQLite, synced off the server's thread). */
+      writes: BulkWrites;
       tasks: TaskRunner;
       dispatcher: WebhookDispatcher;
       cipher: EventCipher;
       concurrency: () => number;
     },
   ) {
-    this.selection = new EventSelection(deps.db);
+    this.selection = new EventSelection(deps.reads, deps.dialect, deps.writes);
   }
 
   /**
@@ -171,7 +178,7 @@ export class ReplayService {
   async run(task: TaskContext): Promise<Record<string, unknown>> {
     const d = task.details as unknown as ReplayDetails;
     const replayId = task.taskId;
-    let targets = await this.loadTargets(d.target_subscribers);
+    let targets = await loadTargets(this.deps.db, d.target_subscribers);
     const selector = { ...selectorOf(d.event_filter), upToSequence: d.up_to_sequence };
     const types = await this.selection.resolveTypes(selector.types);
     const total = d.events_to_replay;
@@ -227,11 +234,8 @@ export class ReplayService {
             data ??= decodeEventData(event, this.deps.cipher);
             return data;
           };
-          const confidential = event.security_level === 'confidential';
           const matching = targets.filter(
-            (t) =>
-              (!confidential || t.ownerIsAdmin || t.ownerId === event.emitter_id) &&
-              t.selector.matches(event, getData),
+            (t) => mayRead(event, t.reader) && t.selector.matches(event, getData),
           );
           const rows = await this.queueToExisting(event, matching, replayId, d.actor ?? 'admin', (id) => {
             // A target deleted during the replay is left out from here on; the event where that showed says so.
@@ -266,6 +270,8 @@ export class ReplayService {
           report();
           if (d.delay_between_events_ms > 0) await sleep(d.delay_between_events_ms, task.signal);
         }
+        // The page's deliveries on disk (a power loss before this takes them with the unfinished replay).
+        await this.deps.writes.sync();
       }
       await Promise.all(inFlight);
       // Selected at the start but purged before the replay reached them: nothing was left to send.
@@ -275,12 +281,7 @@ export class ReplayService {
         tally.replayed += vanished;
       }
     } catch (err) {
-      // Cancelled: nothing more is sent. Stopped by a shutdown: what was queued is still delivered.
-      if (task.signal.aborted && (await this.deps.tasks.get(replayId))?.status === 'cancelled') {
-        // First what this instance already claimed and holds unsent, then what still waits in the outbox.
-        await this.deps.dispatcher.cancelReplay(replayId);
-        await this.dropPending(replayId);
-      }
+      await dropIfCancelled(this.deps, task, 'replay cancelled');
       throw err;
     } finally {
       watcher.close();
@@ -344,7 +345,10 @@ export class ReplayService {
     return row !== undefined;
   }
 
-  /** Queues one event for the matching targets, with its `event_replayed` audit entry, in one transaction. */
+  /**
+   * Queues one event for the matching targets, with its `event_replayed` audit entry, in one transaction; on
+   * SQLite it commits unsynced and the run syncs the WAL off the server's thread after each page (bulkWrites).
+   */
   private async queue(
     event: { event_id: string; sequence: number; priority: number },
     targets: Target[],
@@ -352,23 +356,8 @@ export class ReplayService {
     actor: string,
   ): Promise<Map<string, string>> {
     const now = nowIso();
-    const rows = targets.map((t) => ({
-      id: newId('dlv'),
-      event_id: event.event_id,
-      subscription_id: t.id,
-      sequence: event.sequence,
-      priority: event.priority,
-      status: 'pending',
-      attempts: 0,
-      next_attempt_at: now,
-      lease_owner: null,
-      lease_until: null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
-      replay_id: replayId,
-    }));
-    await this.deps.db.transaction().execute(async (trx) => {
+    const rows = targets.map((t) => replayOutboxRow(event, t.id, replayId, now));
+    await this.deps.writes.transaction(async (trx) => {
       await trx.insertInto('event_outbox').values(rows).execute();
       await trx
         .insertInto('event_audit')
@@ -387,16 +376,6 @@ export class ReplayService {
         .execute();
     });
     return new Map(rows.map((r) => [r.id, r.subscription_id]));
-  }
-
-  /** A cancelled replay sends nothing more: its deliveries not yet under way are dropped. */
-  private async dropPending(replayId: string): Promise<void> {
-    await this.deps.db
-      .updateTable('event_outbox')
-      .set({ status: 'dropped', last_error: 'replay cancelled', updated_at: nowIso() })
-      .where('replay_id', '=', replayId)
-      .where('status', '=', 'pending')
-      .execute();
   }
 
   private async checkTargets(ids: string[]): Promise<void> {
@@ -421,41 +400,6 @@ export class ReplayService {
         { details: { field: 'target_subscribers', subscription_ids: inactive } },
       );
     }
-  }
-
-  private async loadTargets(ids: string[]): Promise<Target[]> {
-    let q = this.deps.db
-      .selectFrom('subscriptions')
-      .leftJoin('users', 'users.id', 'subscriptions.owner_id')
-      .select([
-        'subscriptions.id',
-        'subscriptions.owner_id',
-        'subscriptions.event_patterns',
-        'subscriptions.filters',
-        'users.roles as owner_roles',
-      ])
-      .where('subscriptions.status', '=', 'active');
-    if (ids.length > 0) q = q.where('subscriptions.id', 'in', ids);
-    const rows = await q.orderBy('subscriptions.id').execute();
-    return rows.map((row) => {
-      const filters = JSON.parse(row.filters) as {
-        source?: string[];
-        priority?: { min?: number; max?: number };
-        data_filters?: Record<string, unknown>;
-      };
-      const roles = row.owner_roles ? (JSON.parse(row.owner_roles) as string[]) : [];
-      return {
-        id: row.id,
-        ownerId: row.owner_id,
-        ownerIsAdmin: roles.includes('admin'),
-        selector: compileSelector({
-          patterns: JSON.parse(row.event_patterns) as string[],
-          source: filters.source,
-          priority: filters.priority,
-          dataFilters: filters.data_filters,
-        }),
-      };
-    });
   }
 
   /**
@@ -484,6 +428,86 @@ export class ReplayService {
   }
 }
 
+/** The active subscriptions among `ids` (every active one when empty), as a replay or a recovery sends to them. */
+export async function loadTargets(db: Kysely<Tables>, ids: string[]): Promise<Target[]> {
+  let q = db
+    .selectFrom('subscriptions')
+    .leftJoin('users', 'users.id', 'subscriptions.owner_id')
+    .select([
+      'subscriptions.id',
+      'subscriptions.owner_id',
+      'subscriptions.event_patterns',
+      'subscriptions.filters',
+      'subscriptions.reader_scopes',
+      'users.roles as owner_roles',
+    ])
+    .where('subscriptions.status', '=', 'active');
+  if (ids.length > 0) q = q.where('subscriptions.id', 'in', ids);
+  const rows = await q.orderBy('subscriptions.id').execute();
+  return rows.map((row) => {
+    const filters = JSON.parse(row.filters) as {
+      source?: string[];
+      priority?: { min?: number; max?: number };
+      data_filters?: Record<string, unknown>;
+    };
+    return {
+      id: row.id,
+      reader: subscriptionReader(row.owner_id, row.owner_roles, row.reader_scopes),
+      selector: compileSelector({
+        patterns: JSON.parse(row.event_patterns) as string[],
+        source: filters.source,
+        priority: filters.priority,
+        dataFilters: filters.data_filters,
+      }),
+    };
+  });
+}
+
+/** A new pending delivery of a stored event to a subscription, queued by a replay (or a resend) `replayId`. */
+export function replayOutboxRow(
+  event: { event_id: string; sequence: number; priority: number },
+  subscriptionId: string,
+  replayId: string,
+  now: string,
+) {
+  return {
+    id: newId('dlv'),
+    event_id: event.event_id,
+    subscription_id: subscriptionId,
+    sequence: event.sequence,
+    priority: event.priority,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: now,
+    lease_owner: null,
+    lease_until: null,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+    replay_id: replayId,
+  };
+}
+
+/**
+ * A cancelled replay (or recovery, whose task id is its deliveries' replay id) sends nothing more: first what
+ * this instance already claimed and holds unsent, then what still waits in the outbox. Stopped by a shutdown
+ * instead, what was queued is still delivered.
+ */
+export async function dropIfCancelled(
+  deps: { db: Kysely<Tables>; tasks: TaskRunner; dispatcher: WebhookDispatcher },
+  task: TaskContext,
+  reason: string,
+): Promise<void> {
+  if (!task.signal.aborted || (await deps.tasks.get(task.taskId))?.status !== 'cancelled') return;
+  await deps.dispatcher.cancelReplay(task.taskId);
+  await deps.db
+    .updateTable('event_outbox')
+    .set({ status: 'dropped', last_error: reason, updated_at: nowIso() })
+    .where('replay_id', '=', task.taskId)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
 function normalizeFilter(
   filter: NonNullable<ReplayInput['event_filter']>,
 ): NonNullable<ReplayInput['event_filter']> {
@@ -509,7 +533,8 @@ function normalizeFilter(
   };
 }
 
-function isoOrUndefined(value: string | undefined, field: string): string | undefined {
+/** The ISO form of an optional timestamp given by a client. @throws AppError VALIDATION_ERROR */
+export function isoOrUndefined(value: string | undefined, field: string): string | undefined {
   if (value === undefined) return undefined;
   const at = Date.parse(value);
   if (Number.isNaN(at)) {

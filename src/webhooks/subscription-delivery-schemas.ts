@@ -48,3 +48,30 @@ export const SubscriptionDelivery = Type.Object({
   created_at: Timestamp,
   updated_at: Timestamp,
 });
+
+/** A delivery of a subscription, in a path. */
+export const DeliveryParams = Type.Object(
+  {
+    subscription_id: Type.String({ minLength: 1, maxLength: 128 }),
+    delivery_id: Type.String({ minLength: 1, maxLength: 128 }),
+  },
+  { additionalProperties: false },
+);
+
+/** One attempt of a delivery (a `delivery_attempts` row). */
+export const DeliveryAttempt = Type.Object({
+  attempt: Type.Integer({ minimum: 1, description: 'Its number within the delivery, from 1' }),
+  status: Type.String({
+    examples: ['failed'],
+    description: 'delivered, or failed (an error or a refusing answer; another attempt may follow)',
+  }),
+  attempted_at: Timestamp,
+  response_status: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The HTTP status answered; null when no answer came (timeout, refused connection)',
+  }),
+  latency_ms: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], { description: 'How long it took' }),
+  error: Type.Union([Type.String(), Type.Null()]),
+  next_attempt_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When the attempt failed and another followed: when that one was due',
+  }),
+});

@@ -1,9 +1,17 @@
 import type { Static } from '@sinclair/typebox';
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Tables } from '../storage/tables.js';
-import type { DeliveryStatus, SubscriptionDelivery } from './subscription-delivery-schemas.js';
+import type {
+  DeliveryAttempt,
+  DeliveryStatus,
+  SubscriptionDelivery,
+} from './subscription-delivery-schemas.js';
 
 export type SubscriptionDeliveryItem = Static<typeof SubscriptionDelivery>;
+export type DeliveryAttemptItem = Static<typeof DeliveryAttempt>;
+
+/** A delivery makes at most retry_policy.max_attempts (20) attempts; the bound keeps any older row in check. */
+const ATTEMPTS_READ = 100;
 
 export interface SubscriptionDeliveryQuery {
   status?: DeliveryStatus | undefined;
@@ -16,7 +24,11 @@ export interface SubscriptionDeliveryQuery {
  * last of their `delivery_attempts`, in one query for the page and one for the count.
  */
 export class SubscriptionDeliveryStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  /** @param reads where a delivery's attempts are read (Database.reads: off the server's thread on SQLite) */
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly reads: Kysely<Tables>,
+  ) {}
 
   async page(
     subscriptionId: string,
@@ -95,5 +107,47 @@ export class SubscriptionDeliveryStore {
       })),
       total: Number(count?.n ?? 0),
     };
+  }
+
+  /**
+   * Every attempt of one delivery of the subscription, oldest first; undefined when the subscription has no
+   * such delivery. Read by the delivery's event (the index of delivery_attempts), whose attempts grow with its
+   * subscribers: on the reader threads.
+   */
+  async attempts(subscriptionId: string, deliveryId: string): Promise<DeliveryAttemptItem[] | undefined> {
+    const delivery = await this.db
+      .selectFrom('event_outbox')
+      .select(['id', 'event_id'])
+      .where('id', '=', deliveryId)
+      .where('subscription_id', '=', subscriptionId)
+      .executeTakeFirst();
+    if (!delivery) return undefined;
+    const rows = await this.reads
+      .selectFrom('delivery_attempts')
+      .select([
+        'attempt',
+        'status',
+        'created_at',
+        'response_status',
+        'latency_ms',
+        'error',
+        'next_attempt_at',
+      ])
+      .where('event_id', '=', delivery.event_id)
+      .where('outbox_id', '=', delivery.id)
+      .orderBy('attempt', 'asc')
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .limit(ATTEMPTS_READ)
+      .execute();
+    return rows.map((r) => ({
+      attempt: r.attempt,
+      status: r.status,
+      attempted_at: r.created_at,
+      response_status: r.response_status,
+      latency_ms: r.latency_ms === null ? null : Number(r.latency_ms),
+      error: r.error,
+      next_attempt_at: r.next_attempt_at,
+    }));
   }
 }

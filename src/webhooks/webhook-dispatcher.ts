@@ -6,20 +6,25 @@ import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { EventCipher } from '../events/event-cipher.js';
 import { extend } from '../kernel/extend.js';
+import type { MetricFamily } from '../kernel/metric-family.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
+import { beginAttemptTrace, beginPluginCallTrace } from '../tracing/delivery-trace.js';
+import { offTracing, type Tracing } from '../tracing/tracing.js';
+import { DeliveryMeters } from './delivery-meters.js';
 import { insertInOrder } from './delivery-order.js';
-import { DeliveryRecorder, type DeliveryResult } from './delivery-recorder.js';
+import { DeliveryRecorder, type DeliveryResult, expiredDrop } from './delivery-recorder.js';
 import { type DispatchSubscription, DispatchSubscriptions } from './dispatch-subscriptions.js';
 import { ForgottenDeliveries } from './forgotten-deliveries.js';
 import { LatencyWindow } from './latency-window.js';
 import type { Bookkeeping } from './outbox-store.js';
 import { type ClaimedDelivery, OutboxStore } from './outbox-store.js';
-import type { PluginConsumers } from './plugin-consumers.js';
+import { ConsumerUnavailable, type PluginConsumers } from './plugin-consumers.js';
 import type { PluginSubscriptions } from './plugin-subscriptions.js';
 import { retryDelayMs } from './retry-schedule.js';
+import { SubscriptionThrottle } from './subscription-throttle.js';
 import { batchJson, type DeliverableEvent, eventJson, type WebhookEventPayload } from './webhook-payload.js';
 import { type SendOutcome, WebhookSender } from './webhook-sender.js';
 import { signatureHeaders } from './webhook-signature.js';
@@ -45,6 +50,8 @@ const STOP_GRACE_MS = 1000;
 // A subscription holds at most this many times its concurrency (in flight + waiting); a claim gives each lane
 // no more than its free room, and a lane asks for more once half of it is free.
 const LANE_DEPTH = 8;
+// What calling a plugin consumer answers when no consumer here can take the delivery (`ConsumerUnavailable`).
+const UNAVAILABLE = Symbol('consumer unavailable');
 
 export interface DispatcherDeps {
   db: Kysely<Tables>;
@@ -58,6 +65,8 @@ export interface DispatcherDeps {
   consumers: PluginConsumers;
   pluginSubscriptions: PluginSubscriptions;
   version: string;
+  /** Spans of attempts and plugin calls, and the `traceparent` they send (docs/tracing.md); off when absent. */
+  tracing?: Tracing;
   /** Subscriptions the dispatcher put in `error`: the emit path must stop queueing for them. */
   onSubscriptionError: (ids: string[]) => Promise<void>;
   reportError: (err: unknown) => void;
@@ -94,6 +103,8 @@ export class WebhookDispatcher implements PlatformService {
   private abandoned: string[] = [];
   /** Cancelled replays and purged events (here or on another instance): their deliveries are not sent from here. */
   private readonly forgotten: ForgottenDeliveries;
+  /** `webhook_config.rate_limit` and targets' `Retry-After` pauses: when a lane may send. */
+  private readonly throttle: SubscriptionThrottle;
   private stopListening: (() => void) | undefined;
   private inFlight = 0;
   private pumping: Promise<void> | undefined;
@@ -109,6 +120,7 @@ export class WebhookDispatcher implements PlatformService {
   private dueTimer: NodeJS.Timeout | undefined;
   private dueAt = Number.POSITIVE_INFINITY;
   private readonly latency = new LatencyWindow(2048);
+  private readonly meters = new DeliveryMeters();
   private lastError: { at: number; message: string } | undefined;
   private lastClaimMs = 0;
   private readonly counts = {
@@ -137,12 +149,22 @@ export class WebhookDispatcher implements PlatformService {
       onEvents: () => this.dropPurged(),
       fail: (err) => this.fail(err),
     });
+    this.throttle = new SubscriptionThrottle({
+      shared: deps.shared,
+      maxHoldMs: () => deps.cfg().webhooks.max_retry_delay_seconds * 1000,
+      wake: (id) => {
+        const lane = this.lanes.get(id);
+        if (lane) this.drain(lane);
+      },
+      fail: (err) => this.fail(err),
+    });
     this.recorder = new DeliveryRecorder({
       db: deps.db,
       dialect: deps.dialect,
       bookkeeping: deps.bookkeeping,
       outbox: this.outbox,
       errorThreshold: () => deps.cfg().events.subscription_error_threshold,
+      disableAfterHours: () => deps.cfg().webhooks.disable_after_failing_hours,
       onSubscriptionError: async (ids) => {
         await Promise.all([
           this.subscriptions.refresh(true).catch((err: unknown) => this.fail(err)),
@@ -242,7 +264,14 @@ export class WebhookDispatcher implements PlatformService {
     this.sender = new WebhookSender(() => this.deps.cfg().webhooks.allow_private_targets);
     this.running = true;
     this.takeoverDue = true;
-    this.stopListening ??= this.forgotten.listen();
+    if (!this.stopListening) {
+      const forget = this.forgotten.listen();
+      const hold = this.throttle.listen();
+      this.stopListening = () => {
+        forget();
+        hold();
+      };
+    }
     await this.subscriptions.refresh(true);
     if (this.subscriptions.hasWebhooks()) this.sender.warm();
     this.armPoll();
@@ -255,6 +284,7 @@ export class WebhookDispatcher implements PlatformService {
     this.running = false;
     this.stopListening?.();
     this.stopListening = undefined;
+    this.throttle.stop();
     clearTimeout(this.pollTimer);
     clearTimeout(this.heartbeatTimer);
     clearTimeout(this.dueTimer);
@@ -337,6 +367,24 @@ export class WebhookDispatcher implements PlatformService {
     };
   }
 
+  prometheus(): MetricFamily[] {
+    // What this instance holds per subscription (claimed, waiting or in flight): the 20 largest, so the label
+    // set stays bounded however many subscriptions there are.
+    const largest = [...this.lanes.values()]
+      .map((lane) => ({ id: lane.id, held: lane.queue.length + lane.inFlight }))
+      .sort((a, b) => b.held - a.held)
+      .slice(0, 20);
+    return [
+      ...this.meters.families(),
+      {
+        name: 'platform_webhook_held_deliveries',
+        help: 'Deliveries this instance holds per subscription (claimed: waiting or in flight), the 20 largest',
+        type: 'gauge',
+        samples: largest.map((l) => ({ labels: { subscription_id: l.id }, value: l.held })),
+      },
+    ];
+  }
+
   settings(): Record<string, unknown> {
     const w = this.deps.cfg().webhooks;
     return {
@@ -416,8 +464,11 @@ export class WebhookDispatcher implements PlatformService {
     const idle = Math.max(0, this.subscriptions.size - batching.length - laned);
     // (At least one lane's worth, for subscriptions created since the list was last read.)
     const capacity = Math.max(depth, [...roomOf.values()].reduce((a, b) => a + b, 0) + idle * depth);
-    // While every lane still has deliveries waiting, a claim waits until it can take a good share at once.
-    const worthIt = Math.min(room, capacity) >= Math.min(MIN_CLAIM, w.max_in_flight / 4);
+    // While every lane still has deliveries waiting, a claim waits until it can take a good share at once: 64
+    // rows, but never more than the lanes' top-ups together, which few subscriptions never reach (with one,
+    // the claim waited for its lane to run dry, and every refill left it idle while the claim ran).
+    const share = Math.min(MIN_CLAIM, w.max_in_flight / 4, Math.max(1, laned + idle) * topUp);
+    const worthIt = Math.min(room, capacity) >= share;
     const claimNow = room > 0 && (starving || outrankedClaim || idle > 0 || laned === 0 || worthIt);
     // Put off: the lanes wake the loop as they free up (and the first to run dry is served at once).
     if (room > 0 && !claimNow) this.backlog = true;
@@ -469,9 +520,11 @@ export class WebhookDispatcher implements PlatformService {
   private async accept(claimed: ClaimedDelivery[], depth: number): Promise<void> {
     for (const c of claimed) this.held.add(c.id);
     const ready = await this.prepare(claimed);
-    if (ready.some((i) => this.subscriptions.get(i.subscription_id) === undefined)) {
-      await this.subscriptions.refresh(true);
-    }
+    // A subscription changed while this round was claiming (the round looked at them before its claim): the
+    // rows it brought in may belong to events emitted after that change answered, so they go by the new one.
+    await this.subscriptions.refresh(
+      ready.some((i) => this.subscriptions.get(i.subscription_id) === undefined),
+    );
     const extras: string[] = [];
     const cancelled: string[] = [];
     const touched = new Set<Lane>();
@@ -526,23 +579,18 @@ export class WebhookDispatcher implements PlatformService {
         continue;
       }
       if (event.expires_at !== null && event.expires_at <= now) {
-        this.counts.dropped += 1;
-        this.recorder.add({
-          delivery: c,
-          owner: this.owner,
-          outcome: 'dropped',
-          attempt: c.attempts,
-          at: now,
-          responseStatus: null,
-          latencyMs: null,
-          error: 'event expired',
-          actor: 'webhook_dispatcher',
-        });
+        this.dropExpired(c, now);
         continue;
       }
       ready.push(extend(c, { event }));
     }
     return ready;
+  }
+
+  /** Records a held delivery whose event expired before it was sent as `dropped`. */
+  private dropExpired(delivery: ClaimedDelivery, now: string): void {
+    this.counts.dropped += 1;
+    this.recorder.add(expiredDrop(delivery, this.owner, now, 'webhook_dispatcher'));
   }
 
   /** Batching subscriptions: a batch goes when it is full, its oldest event waited long enough, or it retries. */
@@ -629,8 +677,16 @@ export class WebhookDispatcher implements PlatformService {
       this.handBack(ids).catch((err: unknown) => this.fail(err));
     }
     while (sub && this.running && lane.inFlight < per && lane.queue.length > 0) {
-      const item = lane.queue.shift()!;
-      this.startWork(lane, () => this.deliverOne(sub, item));
+      // What its rate limit or a target's pause lets start now; the throttle drains the lane again later.
+      const allowed = this.throttle.take(sub, Math.min(per - lane.inFlight, lane.queue.length));
+      if (allowed === 0) break;
+      for (let n = 0; n < allowed; n++) {
+        const item = lane.queue.shift()!;
+        // It may have waited for its turn past its event's expiry.
+        const expires = item.event.expires_at;
+        if (expires !== null && expires <= nowIso()) this.dropExpired(item, nowIso());
+        else this.startWork(lane, () => this.deliverOne(sub, item));
+      }
     }
     if (lane.inFlight === 0 && lane.queue.length === 0) this.lanes.delete(lane.id);
   }
@@ -659,14 +715,28 @@ export class WebhookDispatcher implements PlatformService {
     if (sub.method === 'plugin') {
       const consumer = this.deps.consumers.get(sub.id);
       actor = consumer?.actor ?? 'plugin';
-      outcome = await this.callPlugin(sub, item, attempt);
+      const called = await this.callPlugin(sub, item, attempt);
+      if (called === UNAVAILABLE) {
+        // Its plugin stopped here since the claim (an update, a disable elsewhere): not an attempt. The row goes
+        // back to the outbox and waits for an instance where the plugin runs (and has finished its setup).
+        await this.handBack([item.id]);
+        return;
+      }
+      outcome = called;
     } else {
       const body = eventJson(item.event, sub.id, attempt);
+      const trace = beginAttemptTrace(this.deps.tracing ?? offTracing, [item.event], {
+        subscriptionId: sub.id,
+        deliveryId: item.id,
+        attempt,
+      });
       const headers: Record<string, string> = {
         'x-platform-event-id': item.event.event_id,
         'x-platform-event-type': item.event.event_type,
+        ...trace.headers,
       };
       outcome = await this.post(sub, item.id, body, headers, item.replay_id);
+      trace.end(outcome);
     }
     if (outcome.aborted) {
       this.abandoned.push(item.id);
@@ -684,6 +754,10 @@ export class WebhookDispatcher implements PlatformService {
       groups.set(item.replay_id, group);
     }
     for (const [replayId, claimed] of groups) {
+      // A batch request is one delivery for the rate limit: it waits for its turn, or for a pause to end.
+      if (sub.rateLimit !== undefined || this.throttle.heldFor(sub.id) > 0) {
+        await this.throttle.acquire(sub, this.stopController.signal);
+      }
       // Events purged since the claim (or while an earlier group was sent): their rows are gone.
       const group: Item[] = [];
       for (const item of claimed) {
@@ -706,8 +780,18 @@ export class WebhookDispatcher implements PlatformService {
       const at = nowIso();
       const entries = group.map((i) => eventJson(i.event, sub.id, i.attempts + 1, i.id));
       const body = batchJson(batchId, sub.id, entries);
-      const headers = { 'x-platform-batch-id': batchId, 'x-platform-event-count': String(group.length) };
+      const trace = beginAttemptTrace(
+        this.deps.tracing ?? offTracing,
+        group.map((i) => i.event),
+        { subscriptionId: sub.id, deliveryId: batchId, attempt: group[0]!.attempts + 1 },
+      );
+      const headers = {
+        'x-platform-batch-id': batchId,
+        'x-platform-event-count': String(group.length),
+        ...trace.headers,
+      };
       const outcome = await this.post(sub, batchId, body, headers, replayId);
+      trace.end(outcome);
       if (outcome.aborted) {
         for (const item of group) this.abandoned.push(item.id);
         continue;
@@ -749,29 +833,44 @@ export class WebhookDispatcher implements PlatformService {
         'x-platform-delivery-id': deliveryId,
       },
       extra,
-      signatureHeaders(sub.secret, deliveryId, Math.floor(Date.now() / 1000), body),
+      signatureHeaders(sub.secret, deliveryId, Math.floor(Date.now() / 1000), body, sub.previous),
     );
     if (replayId !== null) headers['x-platform-replay'] = replayId;
     return this.sender.post(sub.url, headers, body, sub.timeoutMs);
   }
 
-  private async callPlugin(sub: DispatchSubscription, item: Item, attempt: number): Promise<SendOutcome> {
+  private async callPlugin(
+    sub: DispatchSubscription,
+    item: Item,
+    attempt: number,
+  ): Promise<SendOutcome | typeof UNAVAILABLE> {
     const consumer = this.deps.consumers.get(sub.id);
     const started = performance.now();
     const elapsed = () => round(performance.now() - started, 3);
-    const result = (ok: boolean, error: string | null, aborted = false): SendOutcome => ({
-      ok,
-      status: null,
-      latencyMs: elapsed(),
-      error,
-      retryAfterMs: undefined,
-      refused: false,
-      aborted,
-    });
-    if (!consumer) return result(false, 'no consumer is registered for this plugin subscription');
+    // The call's span ends with its outcome; a call handed back (UNAVAILABLE) was no attempt and has none.
+    let trace: { end(outcome: SendOutcome): void } | undefined;
+    const result = (ok: boolean, error: string | null, aborted = false): SendOutcome => {
+      const outcome = {
+        ok,
+        status: null,
+        latencyMs: elapsed(),
+        error,
+        retryAfterMs: undefined,
+        refused: false,
+        aborted,
+      };
+      trace?.end(outcome);
+      return outcome;
+    };
+    if (!consumer) return UNAVAILABLE;
     const timeout = AbortSignal.timeout(sub.timeoutMs);
     const signal = AbortSignal.any([timeout, this.stopController.signal]);
     const event = JSON.parse(eventJson(item.event, sub.id, attempt)) as WebhookEventPayload;
+    trace = beginPluginCallTrace(this.deps.tracing ?? offTracing, item.event, event, {
+      subscriptionId: sub.id,
+      deliveryId: item.id,
+      attempt,
+    });
     const aborted = new Promise<never>((_, reject) => {
       if (signal.aborted) reject(signal.reason);
       else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
@@ -795,6 +894,7 @@ export class WebhookDispatcher implements PlatformService {
       return result(true, null);
     } catch (err) {
       if (this.stopController.signal.aborted) return result(false, 'aborted: the dispatcher stopped', true);
+      if (err instanceof ConsumerUnavailable) return UNAVAILABLE;
       if (timeout.aborted)
         return result(false, `timeout: the consumer did not finish within ${sub.timeoutMs} ms`);
       return result(false, `the consumer failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -813,6 +913,7 @@ export class WebhookDispatcher implements PlatformService {
   ): void {
     this.counts.attempts += 1;
     this.latency.add(outcome.latencyMs);
+    this.meters.attempted(outcome.status, outcome.latencyMs);
     const base = {
       delivery: item,
       owner: this.owner,
@@ -826,13 +927,19 @@ export class WebhookDispatcher implements PlatformService {
     let result: DeliveryResult;
     if (outcome.ok) {
       this.counts.delivered += 1;
+      this.meters.finished('delivered', attempt);
       result = extend(base, { outcome: 'delivered' as const, error: null });
     } else {
       this.counts.failedAttempts += 1;
+      if ((outcome.status === 429 || outcome.status === 503) && outcome.retryAfterMs !== undefined) {
+        // The target asked for a pause: none of the subscription's deliveries go before it ends.
+        this.throttle.holdOff(sub.id, outcome.retryAfterMs);
+      }
       const gone = outcome.status === 410;
       const final = outcome.refused || gone || attempt >= sub.retry.max_attempts;
       if (final) {
         this.counts.failed += 1;
+        this.meters.finished('failed', attempt);
         const why = gone
           ? `${outcome.error}: the target is gone`
           : outcome.refused

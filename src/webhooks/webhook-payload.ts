@@ -9,6 +9,9 @@ export interface DeliverableEvent {
   dataJson: string;
   correlation_id: string;
   expires_at: string | null;
+  /** The trace it was emitted in (docs/tracing.md): sent as headers, not in the body. */
+  traceparent: string | null;
+  tracestate: string | null;
 }
 
 /** The body of one delivery (decisions §4), as plugin subscribers receive it parsed. */
@@ -20,7 +23,8 @@ export interface WebhookEventPayload {
   priority: number;
   sequence: number;
   data: Record<string, unknown>;
-  metadata: { correlation_id: string };
+  /** Plugin subscribers also find `traceparent` (and `tracestate`) here: the span of their call. */
+  metadata: { correlation_id: string; traceparent?: string; tracestate?: string };
   subscription_id: string;
   attempt: number;
   /** Only inside a batch: the delivery the entry belongs to. */

@@ -68,8 +68,12 @@ describe('audit of every admin mutation', () => {
         continue;
       }
       walked += 1;
-      // The entry is written before the response; a short settle catches a second, late one.
-      await new Promise((r) => setTimeout(r, 50));
+      // Most entries are written before the response; a backup's when its archive is written, by its task.
+      // Wait for the first, then a short settle catches a second, late one.
+      const deadline = Date.now() + 10_000;
+      while ((await auditTotal()) === before && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 100));
       const added = (await auditTotal()) - before;
       if (added !== 1) problems.push(`${method} ${path}: ${added} new audit entries (expected 1)`);
     }

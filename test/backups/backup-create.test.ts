@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlatformEventMap } from '../../src/kernel/platform-events.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
-import { backupFolder, readArchive, sha256 } from './backup-fixtures.js';
+import { backupFolder, backupWritten, readArchive, sha256 } from './backup-fixtures.js';
 
 describe('creating, listing and downloading backups', () => {
   let t: TestPlatform;
@@ -19,7 +19,7 @@ describe('creating, listing and downloading backups', () => {
     await t.close();
   });
 
-  it('writes a .tar.gz on POST /backup and lists it as a completed manual backup', async () => {
+  it('answers POST /backup before the archive exists, then writes a .tar.gz and lists it completed', async () => {
     const res = await t.request('POST', '/api/v1/backup', { token: admin, body: {} });
     expect(res.statusCode).toBe(201);
     const b = res.data.data;
@@ -27,26 +27,36 @@ describe('creating, listing and downloading backups', () => {
       status: 'created',
       includes: ['configuration', 'database', 'plugins'],
       download_url: `/api/v1/backup/${b.backup_id}/download`,
+      task_url: `/api/v1/tasks/${b.backup_id}`,
       type: 'manual',
       compression: true,
       encryption: false,
+      size_bytes: 0,
+      sha256: null,
     });
     expect(b.backup_id).toMatch(/^bkp_/);
     const file = join(backupFolder(t), `${b.backup_id}.tar.gz`);
-    const bytes = readFileSync(file);
-    expect(b.size_bytes).toBe(bytes.length);
-    expect(b.size_mb).toBe(Math.round((bytes.length / 1_048_576) * 1000) / 1000);
-    expect(b.sha256).toBe(sha256(bytes));
+    // The answer came first: the archive is written by the backup's task afterwards.
+    expect(existsSync(file)).toBe(false);
 
-    const list = await t.request('GET', '/api/v1/backup', { token: admin });
-    expect(list.statusCode).toBe(200);
-    expect(list.data.data.backups[0]).toMatchObject({
+    const listed = await backupWritten(t, admin, b.backup_id);
+    const bytes = readFileSync(file);
+    expect(listed).toMatchObject({
       id: b.backup_id,
       status: 'completed',
       type: 'manual',
-      size_mb: b.size_mb,
+      size_bytes: bytes.length,
+      size_mb: Math.round((bytes.length / 1_048_576) * 1000) / 1000,
+      sha256: sha256(bytes),
       includes: ['configuration', 'database', 'plugins'],
       created_at: b.created_at,
+    });
+    const task = (await t.request('GET', b.task_url, { token: admin })).data.data;
+    expect(task).toMatchObject({
+      type: 'backup',
+      status: 'completed',
+      progress: 1,
+      result: { backup_id: b.backup_id, size_bytes: bytes.length },
     });
   });
 
@@ -54,13 +64,14 @@ describe('creating, listing and downloading backups', () => {
     await t.createUser('dumped-user');
     const res = await t.request('POST', '/api/v1/backup', { token: admin, body: { include: ['database'] } });
     expect(res.statusCode).toBe(201);
+    const written = await backupWritten(t, admin, res.data.data.backup_id);
     const download = await t.request('GET', res.data.data.download_url, { token: admin });
     expect(download.statusCode).toBe(200);
     expect(download.headers['content-type']).toBe('application/gzip');
     expect(download.headers['content-disposition']).toBe(
       `attachment; filename="${res.data.data.backup_id}.tar.gz"`,
     );
-    expect(download.headers['x-backup-sha256']).toBe(res.data.data.sha256);
+    expect(download.headers['x-backup-sha256']).toBe(written.sha256);
     const files = await readArchive(download.rawPayload);
     const manifest = JSON.parse(files.get('manifest.json')!);
     expect(manifest).toMatchObject({
@@ -103,6 +114,7 @@ describe('creating, listing and downloading backups', () => {
     });
     expect(put.statusCode).toBe(200);
     const res = await t.request('POST', '/api/v1/backup', { token: admin, body: {} });
+    await backupWritten(t, admin, res.data.data.backup_id);
     const download = await t.request('GET', res.data.data.download_url, { token: admin });
     const files = await readArchive(download.rawPayload);
     const config = JSON.parse(files.get('config/overrides.json')!);
@@ -126,6 +138,7 @@ describe('creating, listing and downloading backups', () => {
       body: { include: ['plugins'], compression: false },
     });
     expect(res.statusCode).toBe(201);
+    await backupWritten(t, admin, res.data.data.backup_id);
     expect(existsSync(join(backupFolder(t), `${res.data.data.backup_id}.tar`))).toBe(true);
     const download = await t.request('GET', res.data.data.download_url, { token: admin });
     expect(download.headers['content-type']).toBe('application/x-tar');
@@ -147,8 +160,10 @@ describe('creating, listing and downloading backups', () => {
       status: 'created',
       includes: ['config', 'database', 'logs'],
       download_url: `/api/v1/admin/backup/${b.id}/download`,
+      task_url: `/api/v1/tasks/${b.id}`,
     });
     expect(b.size_mb).toBeGreaterThanOrEqual(0);
+    await backupWritten(t, admin, b.id);
     const list = await t.request('GET', '/api/v1/admin/backup', { token: admin });
     expect(list.data.data.backups.find((x: { id: string }) => x.id === b.id)).toMatchObject({
       name: 'before upgrade',
@@ -164,9 +179,43 @@ describe('creating, listing and downloading backups', () => {
     expect(manifest.tables['log_entries']).toBeUndefined();
   });
 
+  it('answers both create paths with the same fields, each in its own spelling of the components', async () => {
+    const core = await t.request('POST', '/api/v1/backup', {
+      token: admin,
+      body: { name: 'core named', include: ['configuration', 'database'] },
+    });
+    expect(core.statusCode, core.body).toBe(201);
+    await backupWritten(t, admin, core.data.data.backup_id);
+    const admin_ = await t.request('POST', '/api/v1/admin/backup', {
+      token: admin,
+      body: { name: 'admin listed', include: ['config', 'database'] },
+    });
+    expect(admin_.statusCode, admin_.body).toBe(201);
+    const c = core.data.data;
+    const a = admin_.data.data.backup;
+    // The contract names the id `backup_id` on the core path and `backup.id` on the admin path: both carry both.
+    expect(c.id).toBe(c.backup_id);
+    expect(admin_.data.data.backup_id).toBe(a.id);
+    const { backup_id: _, ...coreFields } = c;
+    expect(Object.keys(coreFields).sort()).toEqual(Object.keys(a).sort());
+    expect(c).toMatchObject({
+      name: 'core named',
+      includes: ['configuration', 'database'],
+      created_by: 'admin',
+    });
+    expect(a).toMatchObject({ name: 'admin listed', includes: ['config', 'database'], created_by: 'admin' });
+    await backupWritten(t, admin, a.id);
+    const listed = (await t.request('GET', '/api/v1/backup', { token: admin })).data.data.backups;
+    const adminListed = (await t.request('GET', '/api/v1/admin/backup', { token: admin })).data.data.backups;
+    expect(Object.keys(listed[0]).sort()).toEqual(Object.keys(adminListed[0]).sort());
+
+    expect(a.includes).not.toContain('plugins');
+  });
+
   it('audits and announces every backup', async () => {
     const res = await t.request('POST', '/api/v1/admin/backup', { token: admin, body: { name: 'audited' } });
     const id = res.data.data.backup.id;
+    await backupWritten(t, admin, id);
     const audit = await t.platform.context.database.db
       .selectFrom('audit_log')
       .selectAll()
@@ -226,6 +275,7 @@ describe('creating, listing and downloading backups', () => {
       token: admin,
       body: { include: ['configuration'] },
     });
+    await backupWritten(t, admin, res.data.data.backup_id);
     const { appendFileSync } = await import('node:fs');
     appendFileSync(join(backupFolder(t), `${res.data.data.backup_id}.tar.gz`), 'x');
     const download = await t.request('GET', res.data.data.download_url, { token: admin });

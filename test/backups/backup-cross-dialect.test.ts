@@ -8,7 +8,7 @@ import { BackupService } from '../../src/backups/backup-service.js';
 import type { ConfigTree } from '../../src/config/config-tree.js';
 import { databaseUrl, PG_ADMIN_URL } from '../helpers/backends.js';
 import { ADMIN_PASSWORD, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
-import { backupFolder, writeTree } from './backup-fixtures.js';
+import { backupFolder, backupWritten, writeTree } from './backup-fixtures.js';
 
 /** One SQLite and one PostgreSQL platform, whichever project runs: a backup must move between them. */
 async function sqliteStorage(): Promise<{ tree: ConfigTree; cleanup: () => Promise<void> }> {
@@ -64,6 +64,7 @@ async function move(from: TestPlatform, to: TestPlatform, username: string) {
   const backup = await from.request('POST', '/api/v1/backup', { token: admin, body: {} });
   expect(backup.statusCode).toBe(201);
   const id = backup.data.data.backup_id;
+  expect((await backupWritten(from, admin, id)).status).toBe('completed');
 
   const imported = await serviceOf(to).importArchive(join(backupFolder(from), `${id}.tar.gz`), {
     userId: null,

@@ -208,8 +208,19 @@ export async function createManualBackup(t: TestPlatform, token: string): Promis
       continue;
     }
     expect(res.statusCode).toBe(201);
-    return res.data.data.backup_id as string;
+    const id = res.data.data.backup_id as string;
+    expect((await backupWritten(t, token, id)).status).toBe('completed');
+    return id;
   }
+}
+
+/**
+ * Waits for the task writing a backup (its id is the backup id) to end; answers the backup as
+ * `GET /api/v1/backup` then lists it (`completed` or `failed`).
+ */
+export async function backupWritten(t: TestPlatform, token: string, id: string): Promise<any> {
+  await settledTask(t, token, id);
+  return listedBackup(t, token, id);
 }
 
 /** The backup of that id as `GET /api/v1/backup` lists it, or undefined. */

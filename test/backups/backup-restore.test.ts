@@ -5,7 +5,14 @@ import { dependencyOrder, describeTables, type LooseDb } from '../../src/backups
 import type { PlatformEventMap } from '../../src/kernel/platform-events.js';
 import { backend } from '../helpers/backends.js';
 import { ADMIN_PASSWORD, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
-import { plantArchive, readArchive, settledTask, sha256, writeTree } from './backup-fixtures.js';
+import {
+  backupWritten,
+  plantArchive,
+  readArchive,
+  settledTask,
+  sha256,
+  writeTree,
+} from './backup-fixtures.js';
 
 const usernames = async (t: TestPlatform) =>
   (
@@ -32,6 +39,7 @@ describe('restoring a backup', () => {
       body: { include: ['configuration'] },
     });
     const id = created.data.data.backup_id;
+    await backupWritten(t, admin, id);
     const core = await t.request('POST', `/api/v1/backup/${id}/restore`, { token: admin, body: {} });
     expect(core.statusCode).toBe(422);
     expect(core.data.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'confirm' } });
@@ -59,6 +67,7 @@ describe('restoring a backup', () => {
     const backup = await t.request('POST', '/api/v1/backup', { token: admin, body: {} });
     expect(backup.statusCode).toBe(201);
     const backupId = backup.data.data.backup_id;
+    expect((await backupWritten(t, admin, backupId)).status).toBe('completed');
 
     const bob = await t.createUser('bob');
     await t.request('PUT', '/api/v1/config', {
@@ -135,6 +144,7 @@ describe('restoring a backup', () => {
       body: { name: 'no plugins', include_plugins: false },
     });
     const backupId = backup.data.data.backup.id;
+    await backupWritten(t, admin, backupId);
     await t.createUser('carol');
     await t.request('PUT', '/api/v1/config', {
       token: admin,
@@ -180,6 +190,7 @@ describe('restoring a backup', () => {
       token: admin,
       body: { include: ['database'] },
     });
+    await backupWritten(t, admin, backup.data.data.backup_id);
     const download = await t.request('GET', backup.data.data.download_url, { token: admin });
     const files = await readArchive(download.rawPayload);
     const manifest = JSON.parse(files.get('manifest.json')!);
@@ -262,7 +273,9 @@ describe('restoring a backup', () => {
     expect(await usernames(t)).toContain('dave');
     expect(ctx.maintenance.current().enabled).toBe(false);
     // The lock was released with the failure.
-    expect((await t.request('POST', '/api/v1/backup', { token: admin, body: {} })).statusCode).toBe(201);
+    const next = await t.request('POST', '/api/v1/backup', { token: admin, body: {} });
+    expect(next.statusCode).toBe(201);
+    expect((await backupWritten(t, admin, next.data.data.backup_id)).status).toBe('completed');
   });
 
   it('refuses a second backup or restore while one runs: BACKUP_IN_PROGRESS', async () => {
@@ -272,17 +285,16 @@ describe('restoring a backup', () => {
     ]);
     expect([a.statusCode, b.statusCode].sort()).toEqual([201, 409]);
     expect([a, b].find((r) => r.statusCode === 409)!.data.error.code).toBe('BACKUP_IN_PROGRESS');
+    // The lock is held until the archive is written, after the answer.
+    const createdId = a.data.data?.backup_id ?? b.data.data.backup.id;
+    expect((await backupWritten(t, admin, createdId)).status).toBe('completed');
 
     const held = await t.platform.context.shared.tryLock('backups', 10_000);
     try {
-      const restore = await t.request(
-        'POST',
-        `/api/v1/backup/${a.data.data?.backup_id ?? b.data.data.backup.id}/restore`,
-        {
-          token: admin,
-          body: { confirm: true },
-        },
-      );
+      const restore = await t.request('POST', `/api/v1/backup/${createdId}/restore`, {
+        token: admin,
+        body: { confirm: true },
+      });
       expect(restore.statusCode).toBe(409);
       expect(restore.data.error.code).toBe('BACKUP_IN_PROGRESS');
     } finally {
@@ -306,6 +318,7 @@ describe('restoring a backup', () => {
         const created = [a, b].find((r) => r.statusCode === 201)!.data.data.backup_id;
         const list = await other.request('GET', '/api/v1/backup', { token: otherAdmin });
         expect(list.data.data.backups.some((x: { id: string }) => x.id === created)).toBe(true);
+        expect((await backupWritten(t, admin, created)).status).toBe('completed');
       } finally {
         await other.close();
       }
@@ -320,6 +333,7 @@ describe('restoring a backup', () => {
       token: admin,
       body: { include: ['configuration'] },
     });
+    await backupWritten(t, admin, backup.data.data.backup_id);
     const res = await t.request('POST', `/api/v1/backup/${backup.data.data.backup_id}/restore`, {
       token: admin,
       body: { confirm: true, create_backup_before_restore: false },
@@ -333,6 +347,7 @@ describe('restoring a backup', () => {
       token: admin,
       body: { include: ['database'] },
     });
+    await backupWritten(t, admin, backup.data.data.backup_id);
     const changed = await t.request('POST', '/api/v1/auth/change-password', {
       token: admin,
       body: { current_password: ADMIN_PASSWORD, new_password: 'changed-after-backup' },

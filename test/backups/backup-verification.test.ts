@@ -3,7 +3,15 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
-import { backupFolder, manifestFor, packTar, plantArchive, tarOf, writeTree } from './backup-fixtures.js';
+import {
+  backupFolder,
+  backupWritten,
+  manifestFor,
+  packTar,
+  plantArchive,
+  tarOf,
+  writeTree,
+} from './backup-fixtures.js';
 
 /** Restores a backup and expects the refusal, before any task starts or any data changes. */
 async function expectRefused(t: TestPlatform, token: string, id: string, reason: string) {
@@ -37,6 +45,7 @@ describe('a restore verifies the archive before it touches anything', () => {
 
   it('refuses an archive file that changed on disk after it was written', async () => {
     const res = await t.request('POST', '/api/v1/backup', { token: admin, body: {} });
+    await backupWritten(t, admin, res.data.data.backup_id);
     await appendFile(join(backupFolder(t), `${res.data.data.backup_id}.tar.gz`), Buffer.from([0]));
     await expectRefused(t, admin, res.data.data.backup_id, 'checksum_mismatch');
   });
@@ -193,6 +202,7 @@ describe('encrypted backups', () => {
     expect(res.statusCode).toBe(201);
     const id = res.data.data.backup_id;
     expect(res.data.data.encryption).toBe(true);
+    await backupWritten(t, admin, id);
     const download = await t.request('GET', res.data.data.download_url, { token: admin });
     expect(download.headers['content-type']).toBe('application/octet-stream');
     expect(download.headers['content-disposition']).toContain(`${id}.tar.gz.enc`);
@@ -203,7 +213,7 @@ describe('encrypted backups', () => {
     await t.createUser('after-encrypted-backup');
     await t.request('PUT', '/api/v1/config', {
       token: admin,
-      body: { backups: { encryption_key: 'wrong key' } },
+      body: { backups: { encryption_key: 'a wrong passphrase 42' } },
     });
     await expectRefused(t, admin, id, 'decryption_failed');
     await t.request('PUT', '/api/v1/config', { token: admin, body: { backups: { encryption_key: '' } } });

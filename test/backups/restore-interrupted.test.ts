@@ -62,6 +62,13 @@ describe('a restore interrupted by the death of its process', { timeout: 120_000
     const backup = await api(base!, 'POST', '/api/v1/backup', { token, body: {} });
     expect(backup.status).toBe(201);
     const backupId = backup.data.data.backup_id as string;
+    // The archive is written in the background: the restore waits for it to be completed.
+    expect(
+      await eventually(async () => {
+        const list = await api(base!, 'GET', '/api/v1/backup', { token });
+        return list.data.data.backups.find((b: { id: string }) => b.id === backupId)?.status === 'completed';
+      }, 30_000),
+    ).toBe(true);
     expect((await user('after-backup')).status).toBe(201);
     // Incompressible plugin files written after the backup make the safety backup slow enough to die in.
     mkdirSync(join(dataDir, 'plugins', 'bulk'), { recursive: true });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from '../helpers/backends.js';
 import { eventually } from '../helpers/eventually.js';
 import { ADMIN_PASSWORD, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
-import { settledTask } from './backup-fixtures.js';
+import { backupWritten, settledTask } from './backup-fixtures.js';
 
 /** The first-party scheduler plugin (plugins/scheduler), with one job that never fires during the test. */
 const JOBS = [{ name: 'yearly', cron: '0 0 1 1 *', event_type: 'clock.yearly' }];
@@ -30,7 +30,9 @@ describe('plugins after a restore, without a restart', () => {
   const backup = async () => {
     const res = await t.request('POST', '/api/v1/backup', { token: admin, body: {} });
     expect(res.statusCode, res.body).toBe(201);
-    return res.data.data.backup_id as string;
+    const id = res.data.data.backup_id as string;
+    expect((await backupWritten(t, admin, id)).status).toBe('completed');
+    return id;
   };
   const restore = async (id: string) => {
     const res = await t.request('POST', `/api/v1/backup/${id}/restore`, {

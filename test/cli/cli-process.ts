@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { platformCommand } from '../../scripts/platform-command.js';
 import type { ConfigTree } from '../../src/config/config-tree.js';
 
@@ -107,3 +108,14 @@ export async function runCli(
   clearTimeout(timer);
   return { code, stdout: p.stdout(), stderr: p.stderr() };
 }
+
+/** Whether something accepts TCP connections on 127.0.0.1:port. */
+export const canConnect = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });

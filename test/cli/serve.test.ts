@@ -5,17 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigTree } from '../../src/config/config-tree.js';
 import { provisionStorage } from '../helpers/test-platform.js';
-import { type CliProcess, cliEnv, startCli } from './cli-process.js';
-
-const canConnect = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
+import { type CliProcess, canConnect, cliEnv, startCli } from './cli-process.js';
 
 /** Reads one HTTP/1.1 response (headers plus Content-Length bytes of body) from a socket. */
 function readResponse(socket: ReturnType<typeof connect>): Promise<{ head: string; body: string }> {

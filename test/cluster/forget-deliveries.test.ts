@@ -141,11 +141,13 @@ describe.sequential('deliveries held by another instance', { timeout: 60_000 }, 
     });
     expect(purge.status, JSON.stringify(purge.data)).toBe(202);
     const purgeId = purge.data.data.purge_id as string;
+    let record: unknown;
     const done = await eventually(async () => {
       const res = await a.api('GET', `/api/v1/events/purge/${purgeId}`, { token: admin.get(a)! });
+      record = res.data.data.purge;
       return res.data.data.purge.status === 'completed';
-    }, 15_000);
-    expect(done, 'the purge completes').toBe(true);
+    }, 30_000);
+    expect(done, `the purge completes: ${JSON.stringify(record)}`).toBe(true);
     await new Promise((r) => setTimeout(r, 300));
     const atPurge = receiver.at('/rpurge').length;
     await new Promise((r) => setTimeout(r, 2500));

@@ -1,9 +1,9 @@
 import { rmSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_PASSWORD, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 import { tempRepository, writePlugin } from '../plugins/plugin-fixtures.js';
-import { type Browser, openBrowser } from './browser.js';
+import { type Browser, openConsoleAsAdmin } from './browser.js';
 import { builtConsole } from './built-console.js';
 
 /**
@@ -77,13 +77,8 @@ describe('the console sends the JSON types the platform expects', { timeout: 30_
     });
     const base = await t.platform.listen();
     token = await t.adminToken();
-    browser = await openBrowser();
+    browser = await openConsoleAsAdmin(base);
     page = browser.page;
-    await page.goto(`${base}/console/`);
-    await page.getByLabel('Username or e-mail').fill('admin');
-    await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   }, 120_000);
 
   afterAll(async () => {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createPlatformClient } from '../../client/src/index.js';
 import { CLIENT_TYPES_FILE, generateClientTypes } from '../../scripts/generate-client-types.js';
 import { openapiCommand } from '../../src/cli/openapi-command.js';
-import { createPlatformClient } from '../../src/client/platform-client.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -28,7 +28,7 @@ describe('the typed client', () => {
     const fresh = await generateClientTypes(JSON.parse(printed));
     const committed = readFileSync(CLIENT_TYPES_FILE, 'utf8');
     // A plain equality would print 30 000 lines on failure; the message says what to do instead.
-    expect(committed === fresh, 'src/client/openapi-types.ts is stale: run `npm run client:generate`').toBe(
+    expect(committed === fresh, 'client/src/openapi-types.ts is stale: run `npm run client:generate`').toBe(
       true,
     );
   });

@@ -3,11 +3,12 @@ import type { TestPlatform } from './test-platform.js';
 
 /**
  * A task (`database_cleanup` unless `type` says otherwise) as an instance that died left it: running, claimed by
- * `dead-instance`, its lease running out 300 ms from now (when a live instance may take it over).
+ * `dead-instance`, its lease running out 300 ms from now (when a live instance may take it over, or resume it
+ * when `resumable`).
  */
 export async function insertDeadInstanceTask(
   t: TestPlatform,
-  task: { id: string; progress: number; details: string; type?: string },
+  task: { id: string; progress: number; details: string; type?: string; resumable?: boolean },
 ): Promise<void> {
   const now = nowIso();
   await t.platform.context.database.db
@@ -27,7 +28,7 @@ export async function insertDeadInstanceTask(
       completed_at: null,
       cancelled_at: null,
       updated_at: now,
-      resumable: 0,
+      resumable: task.resumable ? 1 : 0,
       instance_id: 'dead-instance',
       claim: 'dead-claim',
       lease_until: new Date(Date.now() + 300).toISOString(),

@@ -73,7 +73,7 @@ describe('rate limits', () => {
     expect(elsewhere.headers['x-ratelimit-remaining']).toBe('2');
   });
 
-  it('puts login and refresh in the auth bucket per client IP', async () => {
+  it('puts login and refused refreshes in the auth bucket per client IP, and a valid refresh in its user’s', async () => {
     const ip = '198.51.100.10';
     const first = await t.request('POST', '/api/v1/auth/login', {
       remoteAddress: ip,
@@ -87,7 +87,14 @@ describe('rate limits', () => {
       body: { refresh_token: first.data.data.refresh_token },
     });
     expect(refreshed.statusCode).toBe(200);
-    expect(refreshed.headers['x-ratelimit-remaining']).toBe('4');
+    // Renewing a valid session is not guessing a secret: it counts in the user's bucket, not the address's.
+    expect(refreshed.headers['x-ratelimit-limit']).toBe('5');
+    const refused = await t.request('POST', '/api/v1/auth/refresh', {
+      remoteAddress: ip,
+      body: { refresh_token: 'not-a-refresh-token' },
+    });
+    expect(refused.statusCode).toBe(401);
+    expect(refused.headers['x-ratelimit-remaining']).toBe('4');
     for (let i = 0; i < 4; i++) {
       await t.request('POST', '/api/v1/auth/login', {
         remoteAddress: ip,

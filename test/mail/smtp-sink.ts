@@ -18,9 +18,12 @@ function decodeQuotedPrintable(text: string): string {
 
 /**
  * A real SMTP server on 127.0.0.1 (port 0) that keeps what it receives. `rejectRecipients` makes it refuse
- * every recipient, as a misconfigured relay would.
+ * every recipient, as a misconfigured relay would; `hold` keeps each message's answer until it resolves, as a
+ * slow relay would.
  */
-export async function startSmtpSink(options: { rejectRecipients?: boolean } = {}) {
+export async function startSmtpSink(
+  options: { rejectRecipients?: boolean; hold?: () => Promise<void> } = {},
+) {
   const received: ReceivedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -46,7 +49,8 @@ export async function startSmtpSink(options: { rejectRecipients?: boolean } = {}
           subject,
           body: qp ? decodeQuotedPrintable(rawBody) : rawBody,
         });
-        callback();
+        if (options.hold) void options.hold().then(() => callback());
+        else callback();
       });
     },
   });

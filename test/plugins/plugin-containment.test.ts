@@ -48,10 +48,9 @@ describe('containment: failing plugins are recorded, degraded, then put in error
     writePlugin(
       repo,
       { name: 'threaded', isolation: 'worker', permissions: ['http:routes', 'storage:use'] },
-      `import { isMainThread } from 'node:worker_threads';
-      const kept = [];
+      `const kept = [];
       export default { setup(ctx) {
-        ctx.routes.get('/where', () => ({ main_thread: isMainThread }));
+        ctx.routes.get('/where', () => ({ pid: process.pid }));
         ctx.routes.post('/grow', () => { for (let i = 0; i < 20; i++) kept.push(new Array(50000).fill(i)); return { arrays: kept.length }; });
         ctx.routes.post('/save', async (req) => { await ctx.storage.set('k', req.body); return { saved: await ctx.storage.get('k') }; });
         ctx.routes.get('/spin', () => { for (;;) {} });
@@ -143,11 +142,12 @@ describe('containment: failing plugins are recorded, degraded, then put in error
     expect(d.logs.some((l: { message: string }) => l.message.includes('bad reading'))).toBe(true);
   });
 
-  it('runs an isolation: worker plugin in its own thread behind the same ctx, and measures its heap', async () => {
+  it('runs an isolation: worker plugin in its own process behind the same ctx, and measures its heap', async () => {
     const plugin = await install('threaded');
     expect(plugin, JSON.stringify(plugin)).toMatchObject({ status: 'active', isolation: 'worker' });
     const where = await t.request('GET', '/api/v1/ext/threaded/where', { token });
-    expect(where.data.data).toEqual({ main_thread: false });
+    expect(where.data.data.pid).toEqual(expect.any(Number));
+    expect(where.data.data.pid).not.toBe(process.pid);
     const saved = await t.request('POST', '/api/v1/ext/threaded/save', { token, body: { a: 1 } });
     expect(saved.data.data).toEqual({ saved: { a: 1 } });
     const before = (await detail('threaded')).metrics.memory_usage_mb;

@@ -24,7 +24,10 @@ describe('security scans', () => {
   let t: TestPlatform;
   let admin: string;
   beforeAll(async () => {
-    t = await startPlatform({ auth: { jwt_secret: 'changeme' }, rate_limits: { enabled: false } });
+    t = await startPlatform({
+      auth: { jwt_secret: 'changeme'.repeat(4) },
+      rate_limits: { enabled: false },
+    });
     admin = await t.adminToken();
   }, 60_000);
   afterAll(async () => {
@@ -56,9 +59,11 @@ describe('security scans', () => {
     expect(res.data.data).toMatchObject({
       status: 'started',
       components_to_scan: ['configuration', 'permissions', 'plugins'],
-      estimated_duration_ms: null,
       severity_threshold: 'low',
+      // No scan has been measured yet: an integer estimated from the rows the components read, and said so.
+      estimate_basis: 'component_counts',
     });
+    expect(Number.isInteger(res.data.data.estimated_duration_ms)).toBe(true);
     const scanId = res.data.data.scan_id as string;
     expect(scanId).toMatch(/^scn_/);
 
@@ -95,6 +100,7 @@ describe('security scans', () => {
 
     const again = await start({});
     expect(again.data.data.estimated_duration_ms).toBe(scan.duration_ms);
+    expect(again.data.data.estimate_basis).toBe('recent_scans');
     expect(again.data.data.components_to_scan).toEqual(['configuration', 'permissions', 'plugins']);
     await finished(t, admin, again.data.data.scan_id);
   });
@@ -190,5 +196,49 @@ describe('security scans on a hardened configuration', () => {
     expect(scan.status).toBe('completed');
     expect(scan.findings).toEqual([]);
     expect(scan.checks.every((c: { status: string }) => c.status === 'passed')).toBe(true);
+  });
+});
+
+describe("a security scan's estimated duration", () => {
+  let t: TestPlatform;
+  let admin: string;
+  beforeAll(async () => {
+    t = await startPlatform();
+    admin = await t.adminToken();
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+  }, 60_000);
+
+  interface MeasuredScan {
+    status: string;
+    duration_ms: number;
+    checks: { name: string; component: string; duration_ms: number }[];
+  }
+  const start = (body: Record<string, unknown>) =>
+    t.request('POST', '/api/v1/security/scan', { token: admin, body });
+
+  it('estimates fewer components from the measured durations of their own checks', async () => {
+    const first = await start({});
+    expect(first.statusCode).toBe(202);
+    expect(first.data.data.estimate_basis).toBe('component_counts');
+    expect(Number.isInteger(first.data.data.estimated_duration_ms)).toBe(true);
+    const a: MeasuredScan = await finished(t, admin, first.data.data.scan_id);
+    const b: MeasuredScan = await finished(t, admin, (await start({})).data.data.scan_id);
+    expect([a.status, b.status]).toEqual(['completed', 'completed']);
+
+    const quick = await start({ type: 'quick' });
+    expect(quick.data.data.estimate_basis).toBe('recent_scans');
+    const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
+    const bookkeeping = mean(
+      [b, a].map((s) => s.duration_ms - s.checks.reduce((x, c) => x + c.duration_ms, 0)),
+    );
+    const configuration = a.checks.filter((c) => c.component === 'configuration');
+    const expected = configuration.reduce(
+      (sum, c) => sum + mean([b, a].map((s) => s.checks.find((x) => x.name === c.name)!.duration_ms)),
+      bookkeeping,
+    );
+    expect(quick.data.data.estimated_duration_ms).toBe(Math.max(0, Math.round(expected)));
+    await finished(t, admin, quick.data.data.scan_id);
   });
 });

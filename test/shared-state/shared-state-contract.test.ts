@@ -83,3 +83,39 @@ describe(`shared state locks (${backend === 'cluster' ? 'redis' : 'memory'})`, (
     expect(problems).toEqual([]);
   });
 });
+
+/** The counter contract (`increment`, `resetCounter`): one count for every instance, kept while it is in use. */
+describe(`shared state counters (${backend === 'cluster' ? 'redis' : 'memory'})`, () => {
+  const opened: SharedState[] = [];
+  const prefix = `test:counters:${randomBytes(4).toString('hex')}:`;
+  const memory = createMemorySharedState();
+  const pair = (): [SharedState, SharedState] => {
+    if (backend !== 'cluster') return [memory, memory];
+    const a = createRedisSharedState(REDIS_URL, prefix);
+    const b = createRedisSharedState(REDIS_URL, prefix);
+    opened.push(a, b);
+    return [a, b];
+  };
+  afterAll(async () => {
+    await Promise.all([...opened, memory].map((s) => s.close()));
+  });
+
+  it('counts the increments of two holders together, and starts again from zero after a reset', async () => {
+    const [a, b] = pair();
+    expect(await a.increment('shared', 60)).toBe(1);
+    expect(await b.increment('shared', 60)).toBe(2);
+    expect(await a.increment('shared', 60)).toBe(3);
+    await b.resetCounter('shared');
+    expect(await a.increment('shared', 60)).toBe(1);
+  });
+
+  it('keeps a counter in use past its ttl, and forgets it once idle for the ttl', async () => {
+    const [a, b] = pair();
+    for (let i = 1; i <= 4; i++) {
+      expect(await (i % 2 ? a : b).increment('idle', 0.3)).toBe(i);
+      await sleep(120);
+    }
+    await sleep(450);
+    expect(await a.increment('idle', 0.3)).toBe(1);
+  });
+});

@@ -38,7 +38,12 @@ describe('SQLite checkpoints on their own thread', { timeout: 20_000 }, () => {
         ),
       );
     }
+    // The file grows as the checkpointer copies; its report of what it did arrives just after.
     await eventually(async () => statSync(file).size >= sizeBefore + 300_000, 5000);
+    await eventually(
+      async () => (await metrics()).wal_checkpointed_pages > before.wal_checkpointed_pages + 70,
+      5000,
+    );
     const after = await metrics();
     expect(after.wal_checkpoints).toBeGreaterThan(before.wal_checkpoints);
     expect(after.wal_checkpointed_pages).toBeGreaterThan(before.wal_checkpointed_pages + 70);

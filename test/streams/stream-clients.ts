@@ -124,8 +124,13 @@ export class WsClient {
     this.socket.send(typeof body === 'string' ? body : JSON.stringify(body));
   }
 
+  /**
+   * The messages of one type. The `subscribed` message a socket opened without patterns gets at once
+   * (`implicit: true`: it receives every event until it subscribes) is left out, so that
+   * `of('subscribed')` counts the answers to `subscribe` messages.
+   */
   of(type: string): any[] {
-    return this.messages.filter((m) => m.message_type === type);
+    return this.messages.filter((m) => m.message_type === type && m.implicit !== true);
   }
 
   close(): void {

@@ -53,6 +53,42 @@ describe('WebSocket streams', { timeout: 20_000 }, () => {
     expect(typeof c.of('event')[0].event.timestamp).toBe('string');
   });
 
+  it('like SSE, receives every event it may read when it opens without patterns and sends none, from the moment it opened', async () => {
+    const c = await connect();
+    // Within the first second it may still say what it wants; an event of that second is not missed.
+    const early = await emit('dflt.first.deep');
+    await until(() => c.messages.some((m) => m.message_type === 'subscribed'), 5000, 'the default');
+    expect(c.messages[0]).toMatchObject({ message_type: 'subscribed', patterns: ['*'], implicit: true });
+    const later = await emit('dflt.second');
+    await until(() => c.of('event').some((m) => m.event.event_id === later));
+    expect(c.of('event').map((m) => m.event.event_id)).toEqual([early, later]);
+    // Its first subscribe replaces the default.
+    c.send({ action: 'subscribe', patterns: ['dflt.only'] });
+    await until(() => c.of('subscribed').length === 1);
+    expect(c.of('subscribed')[0]).toMatchObject({ patterns: ['dflt.only'] });
+    expect(c.of('subscribed')[0].implicit).toBeUndefined();
+    await emit('dflt.other');
+    const kept = await emit('dflt.only');
+    await until(() => c.of('event').some((m) => m.event.event_id === kept));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(c.of('event').map((m) => m.event.event_type)).toEqual([
+      'dflt.first.deep',
+      'dflt.second',
+      'dflt.only',
+    ]);
+  });
+
+  it('gets no default when its subscribe comes first: only what it asked for, even right after opening', async () => {
+    const c = await connect();
+    c.send({ action: 'subscribe', patterns: ['dfln.mine'] });
+    await emit('dfln.other');
+    await until(() => c.of('subscribed').length === 1);
+    const mine = await emit('dfln.mine');
+    await new Promise((r) => setTimeout(r, 1300));
+    expect(c.messages.filter((m) => m.message_type === 'subscribed')).toHaveLength(1);
+    expect(c.of('event').map((m) => m.event.event_id)).toEqual([mine]);
+  });
+
   it('answers ping with pong and bad messages with an error, keeping the socket open', async () => {
     const c = await connect();
     c.send({ action: 'ping' });

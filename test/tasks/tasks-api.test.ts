@@ -96,9 +96,12 @@ describe('tasks API', { timeout: 30_000 }, () => {
     expect(messages).toContain('INFO preparing');
     expect(messages).toContain('WARNING applied with care');
     expect(messages.at(-1)).toMatch(/^INFO completed in \d+ ms$/);
+    // The event follows the final status once its commit is on disk (synced off the server's thread).
     expect(
-      announced.some(
-        (e) => e.type === 'task.completed' && e.data['task_id'] === started.id && e.source === 'system',
+      await eventually(async () =>
+        announced.some(
+          (e) => e.type === 'task.completed' && e.data['task_id'] === started.id && e.source === 'system',
+        ),
       ),
     ).toBe(true);
   });
@@ -141,11 +144,13 @@ describe('tasks API', { timeout: 30_000 }, () => {
     expect(task).toMatchObject({ status: 'failed', error: 'disk quota exceeded', result: null });
     expect(task.logs.at(-1)).toMatchObject({ level: 'ERROR', message: 'failed: disk quota exceeded' });
     expect(
-      announced.some(
-        (e) =>
-          e.type === 'task.failed' &&
-          e.data['task_id'] === started.id &&
-          e.data['error'] === 'disk quota exceeded',
+      await eventually(async () =>
+        announced.some(
+          (e) =>
+            e.type === 'task.failed' &&
+            e.data['task_id'] === started.id &&
+            e.data['error'] === 'disk quota exceeded',
+        ),
       ),
     ).toBe(true);
     const res = await t.request('DELETE', `/api/v1/tasks/${started.id}`, { token: admin });

@@ -546,12 +546,12 @@ describe('user administration', () => {
     const me = await t.request('GET', '/api/v1/auth/me', { token: other.access });
     expect(me.statusCode).toBe(200);
     expect(me.data.data).toMatchObject({ roles: ['admin'], status: 'active' });
-    // Other users the key still manages, and an administrator's other fields it may still edit.
+    // Other users the key still manages; an administrator's other fields it may not edit either.
     const renamed = await t.request('PATCH', `/api/v1/users/${other.id}`, {
       apiKey: key,
       body: { full_name: 'Other Admin' },
     });
-    expect(renamed.statusCode).toBe(200);
+    expect(renamed.statusCode).toBe(403);
     expect(
       (await t.request('PATCH', `/api/v1/users/${plain.id}`, { apiKey: key, body: { status: 'inactive' } }))
         .statusCode,

@@ -148,6 +148,54 @@ describe("a subscription's deliveries", { timeout: 30_000 }, () => {
     await t.request('DELETE', `/api/v1/events/subscriptions/${sub.id}`, { token: ann.access });
   });
 
+  it('lists every attempt of one delivery, oldest first, to its owner and admins only', async () => {
+    const sub = await createSubscription(t, ann.access, {
+      event_patterns: ['tries.*'],
+      webhook_config: {
+        url: `${receiver.url}/tries`,
+        retry_policy: { max_attempts: 3, retry_delay_seconds: 1, exponential_backoff: false },
+      },
+    });
+    await emit(t, ann.access, { event_type: 'tries.refused', data: { refuse: true } });
+    await until(
+      async () => (await deliveries(sub.id)).data.data.deliveries[0]?.status === 'failed',
+      'failed',
+    );
+    const [delivery] = (await deliveries(sub.id)).data.data.deliveries;
+    const url = `/api/v1/events/subscriptions/${sub.id}/deliveries/${delivery.delivery_id}/attempts`;
+    const res = await t.request('GET', url, { token: ann.access });
+    expect(res.statusCode, res.body).toBe(200);
+    const attempts = res.data.data.attempts as Record<string, unknown>[];
+    // The receiver was called three times, and each call is an attempt.
+    expect(receiver.at('/tries')).toHaveLength(3);
+    expect(attempts.map((a) => a['attempt'])).toEqual([1, 2, 3]);
+    for (const a of attempts) {
+      expect(a).toMatchObject({ status: 'failed', response_status: 500 });
+      expect(a['error']).toMatch(/HTTP 500/);
+      expect(a['attempted_at']).toMatch(ISO);
+      expect(a['latency_ms']).toBeGreaterThanOrEqual(0);
+    }
+    // A retry followed the first two; none after the last.
+    expect(attempts.map((a) => a['next_attempt_at'] !== null)).toEqual([true, true, false]);
+    expect(attempts[2]!['attempted_at']).toBe(delivery.last_attempt_at);
+    expect((await t.request('GET', url, { token: admin })).data.data.attempts).toHaveLength(3);
+    const asBob = await t.request('GET', url, { token: bob.access });
+    expect(asBob.statusCode).toBe(404);
+    expect(asBob.data.error.code).toBe('SUBSCRIPTION_NOT_FOUND');
+    // Another subscription's delivery id is not one of this one's.
+    const other = await createSubscription(t, ann.access, {
+      event_patterns: ['elsewhere.*'],
+      webhook_config: { url: `${receiver.url}/elsewhere` },
+    });
+    const wrong = await t.request(
+      'GET',
+      `/api/v1/events/subscriptions/${other.id}/deliveries/${delivery.delivery_id}/attempts`,
+      { token: ann.access },
+    );
+    expect(wrong.statusCode).toBe(404);
+    expect(wrong.data.error.code).toBe('DELIVERY_NOT_FOUND');
+  });
+
   it("answers 404 SUBSCRIPTION_NOT_FOUND for another user's subscription and for an unknown one", async () => {
     const sub = await createSubscription(t, ann.access, {
       event_patterns: ['private.*'],

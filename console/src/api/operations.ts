@@ -1,6 +1,19 @@
 import { useEffect, useState } from 'preact/hooks';
 
+export interface OpenApiDocument {
+  paths?: Record<string, Record<string, unknown>>;
+}
+
 let loading: Promise<Set<string> | null> | undefined;
+let documentLoading: Promise<OpenApiDocument | null> | undefined;
+
+/** The platform's own OpenAPI document (public), read once; null when it cannot be read. */
+export function loadDocument(): Promise<OpenApiDocument | null> {
+  documentLoading ??= fetch('/openapi.json')
+    .then((res) => (res.ok ? (res.json() as Promise<OpenApiDocument>) : null))
+    .catch(() => null);
+  return documentLoading;
+}
 
 /** `/api/v1/users/{user_id}` and `/api/v1/users/{id}` name the same operation. */
 const normalise = (method: string, path: string) =>
@@ -11,10 +24,7 @@ const normalise = (method: string, path: string) =>
  * "not available" before anyone fills them in; null when the document cannot be read (then every form shows).
  */
 export function loadOperations(): Promise<Set<string> | null> {
-  loading ??= fetch('/openapi.json')
-    .then((res) =>
-      res.ok ? (res.json() as Promise<{ paths?: Record<string, Record<string, unknown>> }>) : null,
-    )
+  loading ??= loadDocument()
     .then((doc) => {
       if (!doc?.paths) return null;
       const ops = new Set<string>();

@@ -72,7 +72,7 @@ async function postJson(path: string, body: unknown, token?: string): Promise<un
   const json = (await res.json().catch(() => null)) as {
     success?: boolean;
     data?: unknown;
-    error?: { code: string; message: string; details?: Record<string, unknown> };
+    error?: { code: string; message: string; details?: Record<string, unknown>; retry_after?: number };
     request_id?: string;
   } | null;
   if (!res.ok || !json?.success) {
@@ -82,6 +82,7 @@ async function postJson(path: string, body: unknown, token?: string): Promise<un
       json?.error?.message ?? `HTTP ${res.status}`,
       json?.error?.details ?? {},
       json?.request_id,
+      json?.error?.retry_after,
     );
   }
   return json.data;
@@ -129,6 +130,10 @@ export function refreshSession(): Promise<boolean> {
         refreshTimer = setTimeout(() => void refreshSession(), 5_000);
         return false;
       }
+      if (err instanceof ApiError && !sessionEnded(err)) {
+        refusedForNow(err);
+        return false;
+      }
       forget('Your session has ended. Please log in again.');
       return false;
     }
@@ -136,6 +141,29 @@ export function refreshSession(): Promise<boolean> {
     refreshing = null;
   });
   return refreshing;
+}
+
+/** A refused refresh means the session is over only when the token itself was refused (401) or malformed. */
+function sessionEnded(err: ApiError): boolean {
+  return err.status === 401 || err.status === 400 || err.status === 422;
+}
+
+/**
+ * A refresh refused for another reason (too many requests, maintenance, blocked address, a server error): the
+ * refresh token was not spent, so it is kept, the user is told what happened, and the refresh is tried again
+ * when the platform allows. The console stays while the access token still holds; else the login form shows why.
+ */
+function refusedForNow(err: ApiError): void {
+  const wait = Math.max(1, Math.ceil(err.retryAfter ?? 10));
+  const reason =
+    err.status === 429
+      ? `Too many requests, try again in ${wait} s.`
+      : `The session could not be renewed: ${err.message}. Trying again in ${wait} s.`;
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(() => void refreshSession(), wait * 1000);
+  if (access && Date.now() < accessExpiresAt) return;
+  access = null;
+  setState({ user: null, passwordChangeRequired: false, endedBecause: reason });
 }
 
 /** At start-up: resume this tab's session from its refresh token, if it has one. */
@@ -161,6 +189,6 @@ export function passwordChanged(): void {
 
 export async function logout(): Promise<void> {
   const token = access;
-  forget(null);
+  forget('You have logged out.');
   if (token) await postJson('/auth/logout', {}, token).catch(() => {});
 }

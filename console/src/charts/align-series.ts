@@ -7,6 +7,8 @@ export interface Point {
 
 export interface NamedSeries {
   name: string;
+  /** What the legend says, in words; the name when absent. */
+  label?: string;
   points: readonly Point[];
 }
 
@@ -28,4 +30,16 @@ export function alignSeries(series: readonly NamedSeries[]): uPlot.AlignedData {
   });
   const x = [...xs].sort((a, b) => a - b);
   return [x, ...maps.map((m) => x.map((t) => m.get(t) ?? null))] as uPlot.AlignedData;
+}
+
+/** The earliest timestamp (Unix seconds) of any series with a value, or undefined when none has one. */
+export function firstSample(series: readonly NamedSeries[]): number | undefined {
+  let first: number | undefined;
+  for (const s of series) {
+    for (const p of s.points) {
+      const t = Date.parse(p.timestamp) / 1000;
+      if (p.value !== null && !Number.isNaN(t) && (first === undefined || t < first)) first = t;
+    }
+  }
+  return first;
 }

@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatNumber } from '../format.ts';
@@ -8,7 +8,9 @@ const COLOURS = ['#2f5bd3', '#d9480f', '#2b8a3e', '#862e9c', '#e67700', '#0b7285
 
 /**
  * A time-series chart (uPlot, canvas) that follows its container's width. The newest value of each series is
- * also written out as text, for screen readers and for a glance without hovering.
+ * also written out as text, for screen readers and for a glance without hovering. The legend is the console's
+ * own: one toggle button per series (aria-pressed), so series are shown and hidden by keyboard as by mouse;
+ * uPlot's own legend (rows that only take clicks) is off.
  */
 export function TimeChart({
   title,
@@ -28,6 +30,9 @@ export function TimeChart({
   span.current = range;
   const names = series.map((s) => s.name).join('|');
   const data = alignSeries(series);
+  const [hidden, setHidden] = useState<ReadonlySet<string>>(new Set());
+  const hiddenNow = useRef(hidden);
+  hiddenNow.current = hidden;
 
   useEffect(() => {
     const el = box.current;
@@ -38,7 +43,8 @@ export function TimeChart({
       series: [
         {},
         ...series.map((s, i) => ({
-          label: s.name,
+          label: s.label ?? s.name,
+          show: !hiddenNow.current.has(s.name),
           stroke: COLOURS[i % COLOURS.length] ?? '#2f5bd3',
           width: 1.5,
           spanGaps: false,
@@ -54,7 +60,7 @@ export function TimeChart({
         },
         y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] },
       },
-      legend: { live: true },
+      legend: { show: false },
       cursor: { drag: { x: false, y: false } },
     };
     const u = new uPlot(opts, data, el);
@@ -74,9 +80,18 @@ export function TimeChart({
     plot.current?.setData(data);
   });
 
+  const toggle = (name: string, index: number) => {
+    const next = new Set(hidden);
+    const show = next.has(name);
+    if (show) next.delete(name);
+    else next.add(name);
+    setHidden(next);
+    plot.current?.setSeries(index + 1, { show });
+  };
+
   const latest = series.map((s) => {
     const last = [...s.points].reverse().find((p) => p.value !== null);
-    return `${s.name}: ${last ? `${formatNumber(last.value, 2)} ${unit}` : 'no data'}`;
+    return `${s.label ?? s.name}: ${last ? `${formatNumber(last.value, 2)} ${unit}` : 'no data'}`;
   });
   return (
     <figure class="chart">
@@ -84,6 +99,27 @@ export function TimeChart({
         {title} <span class="muted">({unit})</span>
       </figcaption>
       <div ref={box} class="chart-canvas" aria-hidden="true" />
+      {series.length > 1 ? (
+        <fieldset class="chart-legend">
+          <legend class="sr-only">{`${title}: series shown`}</legend>
+          {series.map((s, i) => (
+            <button
+              key={s.name}
+              type="button"
+              class="legend-toggle"
+              aria-pressed={!hidden.has(s.name)}
+              onClick={() => toggle(s.name, i)}
+            >
+              <span
+                class="legend-swatch"
+                aria-hidden="true"
+                style={{ background: COLOURS[i % COLOURS.length] ?? '#2f5bd3' }}
+              />
+              {s.label ?? s.name}
+            </button>
+          ))}
+        </fieldset>
+      ) : null}
       <p class="sr-only">Latest values. {latest.join('; ')}</p>
       {data[0].length === 0 ? <p class="muted">No samples in this time range yet.</p> : null}
     </figure>

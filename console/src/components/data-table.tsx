@@ -22,7 +22,9 @@ function Header({ column }: { column: Column }) {
 /**
  * The console's list table: a frame that scrolls sideways on narrow screens (so the page never does), the
  * headers, one row per item, a full-width row saying so when there are none, and the pager when the list
- * has pages. `row` renders one `<tr>` with its own key.
+ * has pages. `row` renders one `<tr>` with its own key. The frame is a named region in the Tab order, so a
+ * keyboard user can focus it and scroll it with the arrow keys to reach the last column; the caption names
+ * the table (visually hidden), and the pager is named after it ("Users pages").
  */
 export function DataTable<T>({
   columns,
@@ -47,7 +49,13 @@ export function DataTable<T>({
 }) {
   return (
     <>
-      <div class={wrapClass ? `table-wrap ${wrapClass}` : 'table-wrap'}>
+      <section
+        class={wrapClass ? `table-wrap ${wrapClass}` : 'table-wrap'}
+        // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling frame must take focus to be scrolled by keyboard
+        tabIndex={0}
+        // Not the caption alone: a section of the page often bears the same name ("Users", "Blocked addresses").
+        aria-label={caption ? `${caption} table` : 'Table'}
+      >
         <table>
           {caption ? <caption class="sr-only">{caption}</caption> : null}
           <thead>
@@ -69,8 +77,10 @@ export function DataTable<T>({
             )}
           </tbody>
         </table>
-      </div>
-      {pagination && onPage ? <Pager pagination={pagination} onPage={onPage} /> : null}
+      </section>
+      {pagination && onPage ? (
+        <Pager pagination={pagination} onPage={onPage} label={caption ? `${caption} pages` : 'Pages'} />
+      ) : null}
     </>
   );
 }

@@ -70,8 +70,12 @@ export function Layout({
               <Link
                 to={item.path}
                 aria-current={isCurrent(item.path, path) ? 'page' : undefined}
-                // Folds the menu even when the link leads to the page already shown.
-                onNavigate={() => setMenuOpen(false)}
+                // Folds the menu even when the link leads to the page already shown, and then puts focus on
+                // that page's heading as a new page would.
+                onNavigate={() => {
+                  setMenuOpen(false);
+                  if (item.path === path) document.getElementById('page-title')?.focus();
+                }}
               >
                 {item.label}
               </Link>

@@ -1,8 +1,9 @@
-import { useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 /**
  * A secret the server shows exactly once (a new API key, a webhook secret, a temporary password): displayed
- * selectable with a copy button, and gone when dismissed.
+ * selectable with a copy button, and gone when dismissed. Focus moves to the secret's box as it appears (its
+ * text selected, ready to copy), so a keyboard or screen-reader user lands on it.
  */
 export function OnceSecret({
   label,
@@ -14,6 +15,11 @@ export function OnceSecret({
   onDismiss: () => void;
 }) {
   const [copied, setCopied] = useState(false);
+  const box = useRef<HTMLInputElement>(null);
+  // A layout effect: before the focus keeper looks for a lost focus.
+  useLayoutEffect(() => {
+    box.current?.focus();
+  }, [value]);
   return (
     <div class="notice notice-secret" role="status" data-testid="once-secret">
       <p>
@@ -21,6 +27,7 @@ export function OnceSecret({
       </p>
       <div class="secret-row">
         <input
+          ref={box}
           type="text"
           readOnly
           value={value}

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { login } from '../api/session.ts';
 import { ErrorNotice } from '../components/error-notice.tsx';
 import { Field } from '../components/field.tsx';
@@ -9,8 +9,14 @@ export function LoginPage({ reason }: { reason: string | null }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const submit = useAction(() => login(username.trim(), password));
+  const first = useRef<HTMLInputElement>(null);
   useEffect(() => {
     document.title = 'Log in · Platform console';
+  }, []);
+  // `autofocus` works only on a document's first load: after a logout the form is drawn into a page that had
+  // focus elsewhere, so the first field is focused here (a layout effect, before the focus keeper looks).
+  useLayoutEffect(() => {
+    first.current?.focus();
   }, []);
   return (
     <main class="login">
@@ -31,6 +37,7 @@ export function LoginPage({ reason }: { reason: string | null }) {
           {(p) => (
             <input
               {...p}
+              ref={first}
               name="username"
               autoComplete="username"
               required

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { type HeldLease, lockFromLease, type SharedState } from '../shared-state.js';
+import { performance } from 'node:perf_hooks';
+import { gcra, type HeldLease, lockFromLease, type SharedState } from '../shared-state.js';
 
 export function createMemorySharedState(): SharedState {
   const counters = new Map<string, { count: number; resetAt: number }>();
   const locks = new Map<string, { token: string; until: number }>();
+  const tallies = new Map<string, { count: number; until: number }>();
+  /** `pace` keys → when their next permit is due (epoch ms, fractional). */
+  const paces = new Map<string, number>();
   const bus = new EventEmitter();
   bus.setMaxListeners(0);
   const tryLease = async (name: string, ttlMs: number): Promise<HeldLease | undefined> => {
@@ -43,6 +47,29 @@ export function createMemorySharedState(): SharedState {
         for (const [k, v] of counters) if (v.resetAt <= now) counters.delete(k);
       }
       return { count: current.count, resetAt };
+    },
+    async increment(key, ttlSeconds) {
+      const now = Date.now();
+      const held = tallies.get(key);
+      const count = (held && held.until > now ? held.count : 0) + 1;
+      tallies.set(key, { count, until: now + ttlSeconds * 1000 });
+      if (tallies.size > 100_000) {
+        for (const [k, v] of tallies) if (v.until <= now) tallies.delete(k);
+      }
+      return count;
+    },
+    async resetCounter(key) {
+      tallies.delete(key);
+    },
+    async pace(key, intervalMs, toleranceMs, want) {
+      const now = performance.timeOrigin + performance.now();
+      const step = gcra(paces.get(key) ?? now, now, intervalMs, toleranceMs, want);
+      if (step.granted > 0) paces.set(key, step.tat);
+      if (paces.size > 10_000) {
+        // A due time in the past says no more than a missing one.
+        for (const [k, due] of paces) if (due < now) paces.delete(k);
+      }
+      return { granted: step.granted, waitMs: step.waitMs };
     },
     async publish(channel, message) {
       // Same serialisation as Redis so both backends hand handlers the same shapes.

@@ -8,6 +8,30 @@ const HIT_SCRIPT = `
 local c = redis.call('INCR', KEYS[1])
 if c == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
 return c`;
+const INCREMENT_SCRIPT = `
+local c = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return c`;
+const RESET_SCRIPT = `return redis.call('DEL', KEYS[1])`;
+// GCRA (see `gcra` in shared-state.ts) on Redis's clock, so instances whose clocks differ pace alike. The due time
+// is kept only while it is in the future: a missing key is a pace with nothing due. Fractions travel as text.
+const PACE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local granted = 0
+while granted < want and tat - tolerance <= now do
+  tat = tat + interval
+  granted = granted + 1
+end
+if granted > 0 then
+  redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)
+end
+return {granted, string.format('%.3f', math.max(0, tat - tolerance - now))}`;
 const RELEASE_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
@@ -113,6 +137,21 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
         }),
       );
       return { count, resetAt };
+    },
+    // Counters are not on a request's path (a plugin's failures): queued while ioredis connects, bounded in time.
+    async increment(name, ttlSeconds) {
+      const answer = command.eval(INCREMENT_SCRIPT, 1, key(`count:${name}`), Math.ceil(ttlSeconds * 1000));
+      return Number(await withDeadline(answer, LOCK_TIMEOUT_MS, 'Redis'));
+    },
+    async resetCounter(name) {
+      await withDeadline(command.eval(RESET_SCRIPT, 1, key(`count:${name}`)), LOCK_TIMEOUT_MS, 'Redis');
+    },
+    // On the path of a paced delivery: while Redis is away, fail at once (the caller waits and asks again).
+    async pace(name, intervalMs, toleranceMs, want) {
+      if (command.status !== 'ready') throw unavailable();
+      const answer = command.eval(PACE_SCRIPT, 1, key(`pace:${name}`), intervalMs, toleranceMs, want);
+      const [granted, waitMs] = (await withDeadline(answer, LOCK_TIMEOUT_MS, 'Redis')) as [number, string];
+      return { granted: Number(granted), waitMs: Number(waitMs) };
     },
     async publish(channel, message) {
       // Queued while ioredis reconnects (up to maxRetriesPerRequest attempts): a revocation or a config change

@@ -1,7 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { SqliteDriver } from '../../storage/sqlite/better-sqlite3.js';
+import { ReaderPoolDialect } from '../../storage/sqlite/reader-pool-dialect.js';
+import { SqliteReaderPool } from '../../storage/sqlite/sqlite-reader-pool.js';
 import { registerUnicodeLower } from '../../storage/sqlite/unicode-lower.js';
 import { KyselyLogStore } from '../kysely-log-store.js';
 import { createLogEntriesTable } from '../log-entries-schema.js';
@@ -13,7 +15,8 @@ import type { LogTables } from '../log-tables.js';
  */
 export async function createSqliteLogStore(dataDir: string): Promise<KyselyLogStore> {
   mkdirSync(resolve(dataDir), { recursive: true });
-  const sqlite = new BetterSqlite3(resolve(dataDir, 'logs.db'));
+  const file = resolve(dataDir, 'logs.db');
+  const sqlite = new SqliteDriver(file);
   sqlite.pragma('journal_mode = WAL');
   // Losing the last second of logs in a power cut is acceptable; an fsync per batch is not needed.
   sqlite.pragma('synchronous = NORMAL');
@@ -25,10 +28,19 @@ export async function createSqliteLogStore(dataDir: string): Promise<KyselyLogSt
   registerUnicodeLower(sqlite, 'lower');
   const db = new Kysely<LogTables>({ dialect: new SqliteDialect({ database: sqlite }) });
   await createLogEntriesTable(db as unknown as Kysely<unknown>, true);
+  // Searches count and page through every kept entry: one reader thread, as `lower` above.
+  const readers = new SqliteReaderPool(file, { threads: 1, lowerFunctions: ['lower'] });
+  const reads = new Kysely<LogTables>({ dialect: new ReaderPoolDialect(readers) });
   let closed = false;
-  return new KyselyLogStore('sqlite', db, async () => {
-    if (closed) return;
-    closed = true;
-    await db.destroy();
-  });
+  return new KyselyLogStore(
+    'sqlite',
+    db,
+    async () => {
+      if (closed) return;
+      closed = true;
+      await readers.close();
+      await db.destroy();
+    },
+    reads,
+  );
 }

@@ -25,6 +25,7 @@ export function createPostgresDatabase(url: string, max: number): Database {
   let closed = false;
   return {
     db,
+    reads: db,
     dialect: 'postgres',
     changeStamp: () => undefined,
     async ping() {

@@ -1,11 +1,15 @@
 import { performance } from 'node:perf_hooks';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
 import type { Database } from '../database.js';
 import type { Tables } from '../tables.js';
+import { SqliteDriver } from './better-sqlite3.js';
+import { ReaderPoolDialect } from './reader-pool-dialect.js';
+import { SqliteReaderPool } from './sqlite-reader-pool.js';
 import { withStatementCache } from './statement-cache.js';
-import { registerUnicodeLower } from './unicode-lower.js';
+import { registerUnicodeLower, UNICODE_LOWER } from './unicode-lower.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer.js';
+import { syncWalFile } from './wal-sync.js';
 
 const CACHE_KIB = 32 * 1024;
 const SYNCHRONOUS_LEVELS = ['off', 'normal', 'full', 'extra'] as const;
@@ -20,7 +24,7 @@ export interface SqliteOptions {
 }
 
 export function createSqliteDatabase(file: string, options: SqliteOptions = {}): Database {
-  const sqlite = new BetterSqlite3(file);
+  const sqlite = new SqliteDriver(file);
   registerUnicodeLower(sqlite);
   // WAL lets readers run beside the one writer.
   sqlite.pragma('journal_mode = WAL');
@@ -38,6 +42,9 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
   const checkpointer = sqlite.memory ? undefined : new WalCheckpointer(file);
   if (checkpointer) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  // An in-memory database has no file another connection could open: its reads stay on this connection.
+  const readers = sqlite.memory ? undefined : new SqliteReaderPool(file, { lowerFunctions: [UNICODE_LOWER] });
+  const reads = readers ? new Kysely<Tables>({ dialect: new ReaderPoolDialect(readers) }) : db;
   let closed = false;
   // Rows this connection changed (committed or not: a read waits for an open transaction anyway), its
   // schema changes, and commits by any other connection to the file.
@@ -47,6 +54,7 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
   const synchronous = sqlite.prepare('pragma synchronous').pluck();
   return {
     db,
+    reads,
     dialect: 'sqlite',
     async ping() {
       const start = performance.now();
@@ -61,11 +69,15 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
     ...(options.synchronous === 'normal'
       ? {}
       : { unsyncedTransaction: (work) => unsynced(db, sqlite, work) }),
+    ...(options.synchronous === 'normal' || sqlite.memory
+      ? {}
+      : { syncWal: () => syncWalFile(`${file}-wal`) }),
     pool: () => ({ active: 0, idle: closed ? 0 : 1, total: closed ? 0 : 1, waiting: 0 }),
     async close() {
       if (closed) return;
       closed = true;
       await checkpointer?.stop();
+      await readers?.close();
       await db.destroy();
     },
   };

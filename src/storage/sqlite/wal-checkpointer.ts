@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { SQLITE_DRIVER_PATH } from './better-sqlite3.js';
 
 // How often the checkpointer looks for new commits, and the WAL size (in pages) past which the writing
 // connection checkpoints by itself: a safety net for a checkpointer that stopped or cannot keep up, and what
@@ -61,7 +61,7 @@ export class WalCheckpointer {
       workerData: {
         file,
         intervalMs: INTERVAL_MS,
-        module: createRequire(import.meta.url).resolve('better-sqlite3'),
+        module: SQLITE_DRIVER_PATH,
       },
     });
     // It only ever waits on its timer: it does not keep the process alive by itself.

@@ -39,14 +39,17 @@ export function BackupsPage() {
   const [compression, setCompression] = useState(true);
   const [encryption, setEncryption] = useState(false);
   const [restoreTask, setRestoreTask] = useState<string | null>(null);
+  const [backupTask, setBackupTask] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const create = useAction(async () => {
-    const res = await post<{ backup_id?: string; id?: string }>('/backup', {
+    const res = await post<{ backup_id?: string; id?: string; task_url?: string }>('/backup', {
       include,
       compression,
       encryption,
     });
-    setNotice(`Backup ${res.backup_id ?? res.id ?? ''} created.`);
+    // The archive is written by a task: it can be downloaded once the backup reads `completed`.
+    setBackupTask(startedTaskId(res));
+    setNotice(`Backup ${res.backup_id ?? res.id ?? ''} created; its archive is being written.`);
     list.reload();
   });
   const restore = useAction(async (b: Backup) => {
@@ -66,6 +69,7 @@ export function BackupsPage() {
   return (
     <Page title="Backups">
       <SuccessNotice>{notice}</SuccessNotice>
+      {backupTask ? <TaskProgress id={backupTask} showLogs={false} onFinished={list.reload} /> : null}
       {restoreTask ? <TaskProgress id={restoreTask} onFinished={list.reload} /> : null}
       <ErrorNotice error={restore.error ?? get.error} />
       <RequiresOperation operation="POST /api/v1/backup" what="Creating backups">
@@ -102,6 +106,7 @@ export function BackupsPage() {
       <ApiView state={list} what="Backups" endpoint="GET /api/v1/backup">
         {(d) => (
           <DataTable
+            caption="Backups"
             columns={['Backup', 'Created', 'Size', 'Includes', 'Status', ACTIONS]}
             rows={d.backups}
             empty="No backups yet."
@@ -119,22 +124,28 @@ export function BackupsPage() {
                   <Badge value={b.status} />
                 </td>
                 <td class="nowrap">
-                  <button type="button" disabled={get.busy} onClick={() => void get.run(b)}>
-                    Download
-                  </button>{' '}
-                  <ConfirmButton
-                    label="Restore"
-                    title={`Restore ${idOf(b)}?`}
-                    confirmLabel="Restore now"
-                    danger
-                    onConfirm={() => void restore.run(b)}
-                  >
-                    <p>
-                      The platform goes into maintenance mode and replaces its{' '}
-                      <strong>{b.includes.join(', ')}</strong> with the contents of this backup from{' '}
-                      {formatTime(b.created_at)}. A backup of the current state is taken first.
-                    </p>
-                  </ConfirmButton>
+                  {b.status !== 'completed' ? (
+                    <span class="muted small">{b.status === 'failed' ? 'no archive' : 'being written'}</span>
+                  ) : (
+                    <>
+                      <button type="button" disabled={get.busy} onClick={() => void get.run(b)}>
+                        Download
+                      </button>{' '}
+                      <ConfirmButton
+                        label="Restore"
+                        title={`Restore ${idOf(b)}?`}
+                        confirmLabel="Restore now"
+                        danger
+                        onConfirm={() => void restore.run(b)}
+                      >
+                        <p>
+                          The platform goes into maintenance mode and replaces its{' '}
+                          <strong>{b.includes.join(', ')}</strong> with the contents of this backup from{' '}
+                          {formatTime(b.created_at)}. A backup of the current state is taken first.
+                        </p>
+                      </ConfirmButton>
+                    </>
+                  )}
                 </td>
               </tr>
             )}

@@ -2,6 +2,7 @@ import { Field } from '../../components/field.tsx';
 import { ListInput } from '../../components/list-input.tsx';
 import { SECRET_MASK } from '../../components/schema-form.tsx';
 import type { Tree } from './config-diff.ts';
+import { type KeyInfo, keyHint } from './config-key-info.ts';
 
 /**
  * The keys of one configuration section as form controls, the control chosen by the type of the stored value
@@ -16,6 +17,7 @@ export function ConfigFields({
   onChange,
   errors,
   path,
+  info,
 }: {
   value: Tree;
   /** The stored section, whose values' types choose the controls (default: `value`). */
@@ -23,6 +25,8 @@ export function ConfigFields({
   onChange: (next: Tree) => void;
   errors: Record<string, string>;
   path: string;
+  /** Each key's meaning and when it applies (config-key-info.ts), shown under its control. */
+  info: ReadonlyMap<string, KeyInfo>;
 }) {
   return (
     <>
@@ -31,6 +35,7 @@ export function ConfigFields({
         const error = errors[full];
         const set = (v: unknown) => onChange({ ...value, [key]: v });
         const stored = shape && Object.hasOwn(shape, key) ? shape[key] : current;
+        const hint = keyHint(info.get(full));
         if (current !== null && typeof current === 'object' && !Array.isArray(current)) {
           const inner = stored !== null && typeof stored === 'object' ? (stored as Tree) : undefined;
           return (
@@ -42,6 +47,7 @@ export function ConfigFields({
                 onChange={set}
                 errors={errors}
                 path={full}
+                info={info}
               />
             </fieldset>
           );
@@ -55,16 +61,25 @@ export function ConfigFields({
                   name={full}
                   checked={current}
                   aria-invalid={Boolean(error)}
+                  aria-describedby={error ? `${full}-error` : hint ? `${full}-hint` : undefined}
                   onChange={(e) => set(e.currentTarget.checked)}
                 />{' '}
                 {key}
               </label>
-              {error ? <span class="field-error">{error}</span> : null}
+              {error ? (
+                <span class="field-error" id={`${full}-error`}>
+                  {error}
+                </span>
+              ) : hint ? (
+                <span class="field-hint" id={`${full}-hint`}>
+                  {hint}
+                </span>
+              ) : null}
             </div>
           );
         }
         return (
-          <Field key={key} label={key} error={error}>
+          <Field key={key} label={key} error={error} {...(hint ? { hint } : {})}>
             {(p) => {
               if (typeof stored === 'number') {
                 // Empty (or not a number) is kept as '' only to show the empty field; `required` stops the

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { post, put } from '../../api/client.ts';
 import { ApiView } from '../../components/api-view.tsx';
 import { ErrorNotice } from '../../components/error-notice.tsx';
@@ -7,8 +7,10 @@ import { SuccessNotice } from '../../components/success-notice.tsx';
 import { formatTime } from '../../format.ts';
 import { useAction } from '../../hooks/use-action.ts';
 import { useApi } from '../../hooks/use-api.ts';
+import { useFocusInvalid } from '../../hooks/use-focus-invalid.ts';
 import { diffTree, type Tree } from './config-diff.ts';
 import { ConfigFields } from './config-fields.tsx';
+import { useKeyInfo } from './config-key-info.ts';
 
 interface AdminConfig {
   config: Record<string, Tree>;
@@ -24,6 +26,7 @@ function savedMessage(r: { updated_keys: string[]; restart_required: boolean }):
 /** The configuration by section, secrets masked; saving sends only changed keys, and problems show by field. */
 export function ConfigPage() {
   const state = useApi<AdminConfig>('/admin/config');
+  const info = useKeyInfo();
   const [section, setSection] = useState<string>('');
   const [edited, setEdited] = useState<Tree | null>(null);
   const [result, setResult] = useState<{ updated_keys: string[]; restart_required: boolean } | null>(null);
@@ -53,6 +56,8 @@ export function ConfigPage() {
     state.reload();
   });
   const errors = save.error?.fieldErrors ?? {};
+  const form = useRef<HTMLFormElement>(null);
+  useFocusInvalid(form, save.error);
   return (
     <Page
       title="Configuration"
@@ -92,10 +97,12 @@ export function ConfigPage() {
               </nav>
               {edited ? (
                 <form
+                  ref={form}
                   class="form-grid"
                   aria-label={`Section ${current}`}
                   onSubmit={(e) => {
                     e.preventDefault();
+                    if (save.busy) return;
                     setResult(null);
                     void save.run();
                   }}
@@ -107,11 +114,12 @@ export function ConfigPage() {
                     onChange={setEdited}
                     errors={errors}
                     path={current}
+                    info={info}
                   />
                   <SuccessNotice>{result ? savedMessage(result) : null}</SuccessNotice>
                   <ErrorNotice error={save.error} title="Not saved" />
                   <div class="actions">
-                    <button type="submit" class="primary" disabled={save.busy}>
+                    <button type="submit" class="primary" aria-disabled={save.busy ? 'true' : undefined}>
                       Save {current}
                     </button>
                     <button

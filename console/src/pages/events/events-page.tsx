@@ -49,6 +49,7 @@ function History({ emitted }: { emitted: number }) {
       <ApiView state={list} what="Events" endpoint="GET /api/v1/events">
         {(d) => (
           <DataTable
+            caption="Stored events"
             columns={['Time', 'Type', 'Source', 'Priority', 'Status', 'Subscribers']}
             rows={d.events}
             empty="No events match."

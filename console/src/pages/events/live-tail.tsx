@@ -4,6 +4,7 @@ import { DataTable } from '../../components/data-table.tsx';
 import { Link } from '../../components/link.tsx';
 import { formatTime } from '../../format.ts';
 import { useEventStream } from './use-event-stream.ts';
+import { useRowAnnouncer } from './use-row-announcer.ts';
 
 /** Events as they happen, filtered by a pattern (`*` one segment, `**` any number, lone `*` everything). */
 export function LiveTail() {
@@ -15,6 +16,13 @@ export function LiveTail() {
     .map((p) => p.trim())
     .filter(Boolean);
   const stream = useEventStream(patterns.length ? patterns : ['*'], paused);
+  // New rows are announced to screen readers politely, at most one summary every few seconds; the operator can
+  // mute the announcements without pausing the tail.
+  const [muted, setMuted] = useState(false);
+  const announcement = useRowAnnouncer(
+    stream.events.map((e) => e.event_id),
+    muted,
+  );
   return (
     <section aria-labelledby="live-title">
       <div class="section-header">
@@ -46,7 +54,18 @@ export function LiveTail() {
         <button type="button" onClick={stream.clear}>
           Clear
         </button>
+        <button
+          type="button"
+          aria-pressed={muted}
+          data-testid="mute-announcements"
+          onClick={() => setMuted(!muted)}
+        >
+          Mute announcements
+        </button>
       </form>
+      <p class="sr-only" aria-live="polite" data-testid="live-announcement">
+        {announcement}
+      </p>
       {stream.problem ? (
         <p class="notice notice-muted" role="status">
           {stream.problem}

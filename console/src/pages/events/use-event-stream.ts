@@ -37,6 +37,7 @@ export function useEventStream(patterns: string[], paused: boolean) {
       const url = `${scheme}://${location.host}/api/v1/events/stream?token=${encodeURIComponent(token)}`;
       let opened = false;
       socket = new WebSocket(url);
+      let answered = false;
       socket.onopen = () => {
         opened = true;
         failures = 0;
@@ -51,6 +52,7 @@ export function useEventStream(patterns: string[], paused: boolean) {
       socket.onmessage = (message) => {
         let m: {
           message_type?: string;
+          implicit?: boolean;
           event?: EventItem;
           last_event_id?: string;
           error?: { message?: string };
@@ -61,11 +63,14 @@ export function useEventStream(patterns: string[], paused: boolean) {
         } catch {
           return;
         }
+        // A socket starts on every event (`implicit`) until our subscribe answers: events come after that.
+        if (m.message_type === 'subscribed' && m.implicit === true) return;
         if (m.message_type === 'subscribed') {
+          answered = true;
           setStatus('live');
           setSubscribedTo(key);
           setProblem(null);
-        } else if (m.message_type === 'event' && m.event) {
+        } else if (m.message_type === 'event' && m.event && answered) {
           const ev = m.event;
           lastId.current = ev.event_id;
           setStatus('live');

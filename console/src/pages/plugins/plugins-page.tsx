@@ -33,6 +33,7 @@ export function PluginsPage() {
           const plugins = firstArray<PluginItem>(d);
           return (
             <DataTable
+              caption="Installed plugins"
               columns={['Plugin', 'Version', 'Status', 'Health', 'Enabled']}
               rows={plugins}
               empty="No plugins are installed."

@@ -63,6 +63,7 @@ export function AlertsSection({ onChanged }: { onChanged?: () => void }) {
       <ApiView state={list} what="Alerts" endpoint="GET /api/v1/admin/security/alerts">
         {(d) => (
           <DataTable
+            caption="Security alerts"
             columns={['Severity', 'Alert', 'Affected', 'Time', 'Status', ACTIONS]}
             rows={d.alerts}
             empty="No alerts."

@@ -60,6 +60,7 @@ export function BlockedIpsSection({ onChanged }: { onChanged?: () => void }) {
       <ApiView state={list} what="Blocked addresses" endpoint="GET /api/v1/admin/security/blocked-ips">
         {(d) => (
           <DataTable
+            caption="Blocked addresses"
             columns={['Address', 'Reason', 'By', 'Since', 'Until', ACTIONS]}
             rows={d.blocked_ips}
             empty="No address is blocked."

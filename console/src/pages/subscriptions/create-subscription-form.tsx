@@ -4,6 +4,7 @@ import { ActionForm } from '../../components/action-form.tsx';
 import { Field } from '../../components/field.tsx';
 import { OnceSecret } from '../../components/once-secret.tsx';
 import { useAction } from '../../hooks/use-action.ts';
+import { RateLimitField } from './rate-limit-field.tsx';
 import type { Subscription } from './subscription-types.ts';
 
 /** POST /api/v1/events/subscriptions for a webhook; the signing secret in the answer is shown once. */
@@ -14,6 +15,7 @@ export function CreateSubscriptionForm({ onCreated }: { onCreated: () => void })
   const [secret, setSecret] = useState('');
   const [attempts, setAttempts] = useState('5');
   const [timeout, setTimeoutSeconds] = useState('10');
+  const [rate, setRate] = useState('');
   const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
   const create = useAction(async () => {
     const res = await post<{ subscription: Subscription }>('/events/subscriptions', {
@@ -29,6 +31,7 @@ export function CreateSubscriptionForm({ onCreated }: { onCreated: () => void })
         ...(secret ? { secret } : {}),
         retry_policy: { max_attempts: Number(attempts), retry_delay_seconds: 30, exponential_backoff: true },
         timeout_seconds: Number(timeout),
+        ...(rate.trim() ? { rate_limit: Number(rate) } : {}),
       },
     });
     const shown = res.subscription.webhook_config?.secret ?? secret;
@@ -37,6 +40,7 @@ export function CreateSubscriptionForm({ onCreated }: { onCreated: () => void })
     setUrl('');
     setPatterns('');
     setSecret('');
+    setRate('');
     onCreated();
   });
   const errors = create.error?.fieldErrors ?? {};
@@ -121,6 +125,7 @@ export function CreateSubscriptionForm({ onCreated }: { onCreated: () => void })
           />
         )}
       </Field>
+      <RateLimitField value={rate} onInput={setRate} error={errors['webhook_config.rate_limit']} />
     </ActionForm>
   );
 }

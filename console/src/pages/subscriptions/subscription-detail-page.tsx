@@ -1,19 +1,28 @@
+import { useState } from 'preact/hooks';
 import { ApiView } from '../../components/api-view.tsx';
 import { Badge } from '../../components/badge.tsx';
-import { JsonView } from '../../components/json-view.tsx';
 import { KeyValues } from '../../components/key-values.tsx';
 import { Link } from '../../components/link.tsx';
+import { ObjectFields } from '../../components/object-fields.tsx';
 import { Page } from '../../components/page.tsx';
 import { formatNumber, formatRatio, formatTime } from '../../format.ts';
 import { useApi } from '../../hooks/use-api.ts';
 import { REFRESH } from '../../refresh-intervals.ts';
+import { DeliveryChart } from './delivery-chart.tsx';
+import { EditSubscriptionForm } from './edit-subscription-form.tsx';
+import { RecoverForm } from './recover-form.tsx';
 import { SubscriptionDeliveries } from './subscription-deliveries.tsx';
 import type { Subscription } from './subscription-types.ts';
 
-/** One subscription: its settings and counters, and its deliveries. */
+/**
+ * One subscription: its settings and counters, the form that changes them, its delivered and failed attempts
+ * over time, its deliveries (Resend on a failed one; every attempt of each), and the recovery of every
+ * delivery that failed since a time.
+ */
 export function SubscriptionDetailPage({ id }: { id: string }) {
   const path = `/events/subscriptions/${encodeURIComponent(id)}`;
   const state = useApi<{ subscription: Subscription }>(path, { refreshMs: REFRESH.lists });
+  const [round, setRound] = useState(0);
   return (
     <Page title="Subscription" actions={<Link to="/subscriptions">← Subscriptions</Link>}>
       <ApiView state={state} what="Subscription" endpoint="GET /api/v1/events/subscriptions/{id}">
@@ -34,12 +43,21 @@ export function SubscriptionDetailPage({ id }: { id: string }) {
               ]}
             />
             <h3>Webhook settings</h3>
-            <JsonView value={s.webhook_config} label="Webhook settings (secret masked)" />
+            <ObjectFields value={s.webhook_config} empty="Not a webhook subscription." />
           </>
         )}
       </ApiView>
       {/* Only once the subscription loaded: for someone else's or a deleted one, its 404 already says so. */}
-      {state.data ? <SubscriptionDeliveries id={id} /> : null}
+      {state.data ? (
+        <>
+          {state.data.subscription.webhook_config ? (
+            <EditSubscriptionForm subscription={state.data.subscription} onSaved={state.reload} />
+          ) : null}
+          <DeliveryChart id={id} />
+          <SubscriptionDeliveries key={round} id={id} />
+          <RecoverForm id={id} onFinished={() => setRound((r) => r + 1)} />
+        </>
+      ) : null}
     </Page>
   );
 }

@@ -11,6 +11,8 @@ export interface Subscription {
     secret: string;
     retry_policy?: { max_attempts: number; retry_delay_seconds: number; exponential_backoff: boolean };
     timeout_seconds?: number;
+    /** Deliveries per second at most; null: no limit. */
+    rate_limit?: number | null;
   } | null;
   events_delivered: number;
   events_failed?: number;
@@ -36,4 +38,16 @@ export interface SubscriptionDelivery {
   last_attempt_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** One entry of `GET /events/subscriptions/{id}/deliveries/{delivery_id}/attempts`, oldest first. */
+export interface DeliveryAttempt {
+  attempt: number;
+  /** delivered or failed. */
+  status: string;
+  attempted_at: string;
+  response_status: number | null;
+  latency_ms: number | null;
+  error: string | null;
+  next_attempt_at: string | null;
 }

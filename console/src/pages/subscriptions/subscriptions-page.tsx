@@ -52,6 +52,7 @@ export function SubscriptionsPage() {
       <ApiView state={list} what="Subscriptions" endpoint="GET /api/v1/events/subscriptions">
         {(d) => (
           <DataTable
+            caption="Webhook subscriptions"
             columns={[
               'Name',
               'Patterns',

@@ -1,6 +1,7 @@
 import { ApiView } from '../../components/api-view.tsx';
 import { DataTable } from '../../components/data-table.tsx';
 import { TextFilter } from '../../components/filter-controls.tsx';
+import { ObjectFields } from '../../components/object-fields.tsx';
 import { Page } from '../../components/page.tsx';
 import type { Pagination } from '../../components/pager.tsx';
 import { formatTime } from '../../format.ts';
@@ -52,6 +53,7 @@ export function AuditPage() {
       <ApiView state={list} what="Audit log" endpoint="GET /api/v1/admin/audit-log">
         {(d) => (
           <DataTable
+            caption="Audit log"
             columns={['Time', 'Admin', 'Action', 'Resource', 'From', 'Details']}
             rows={d.audit_entries}
             empty="No entries."
@@ -69,8 +71,15 @@ export function AuditPage() {
                   {e.resource_id ? `:${e.resource_id}` : ''}
                 </td>
                 <td class="small">{e.ip_address ?? '—'}</td>
-                <td>
-                  <code class="preview">{e.details ? JSON.stringify(e.details) : ''}</code>
+                <td class="audit-details">
+                  <ObjectFields
+                    value={
+                      e.details !== null && typeof e.details === 'object'
+                        ? (e.details as Record<string, unknown>)
+                        : { value: e.details }
+                    }
+                    empty="—"
+                  />
                 </td>
               </tr>
             )}

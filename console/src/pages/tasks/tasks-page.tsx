@@ -45,6 +45,7 @@ export function TasksPage() {
       <ApiView state={list} what="Tasks" endpoint="GET /api/v1/tasks">
         {(d) => (
           <DataTable
+            caption="Tasks"
             columns={['Task', 'Status', 'Progress', 'Created', 'Finished', ACTIONS]}
             rows={d.tasks}
             empty="No tasks."

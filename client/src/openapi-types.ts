@@ -57,8 +57,10 @@ export interface paths {
         get: operations["adminListBackups"];
         put?: never;
         /**
-         * Write a backup archive now, choosing its components and name
-         * @description Requires the admin role and scope `admin:backup`.
+         * Start a backup, choosing its components and name; the archive is written in the background
+         * @description Answers at once with the backup (`status: created`, listed as `running`); a `backup` task whose id is the backup id writes the archive, and the backup becomes `completed` or `failed`.
+         *
+         *     Requires the admin role and scope `admin:backup`.
          */
         post: operations["adminCreateBackup"];
         delete?: never;
@@ -75,7 +77,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The archive file (not enveloped)
+         * The archive file, streamed (not enveloped); 409 until the backup is completed
          * @description Requires the admin role and scope `admin:backup`.
          */
         get: operations["adminDownloadBackup"];
@@ -859,8 +861,10 @@ export interface paths {
         get: operations["listBackups"];
         put?: never;
         /**
-         * Write a backup archive now (configuration, database, plugins)
-         * @description Requires permission `admin:backup`.
+         * Start a backup (configuration, database, plugins); the archive is written in the background
+         * @description Answers at once with the backup (`status: created`, listed as `running`); a `backup` task whose id is the backup id writes the archive, and the backup becomes `completed` or `failed`.
+         *
+         *     Requires permission `admin:backup`.
          */
         post: operations["createBackup"];
         delete?: never;
@@ -877,7 +881,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The archive file (not enveloped)
+         * The archive file, streamed (not enveloped); 409 until the backup is completed
          * @description Requires permission `admin:backup`.
          */
         get: operations["downloadBackup"];
@@ -1034,7 +1038,7 @@ export interface paths {
         put?: never;
         /**
          * Emit an event; answered after it is stored with its deliveries queued
-         * @description The event and one outbox row per matching durable subscription are written in one transaction; the 201 is sent after the commit. Errors: 400 INVALID_EVENT_TYPE, 413 EVENT_TOO_LARGE, 410 EVENT_EXPIRED (expires_at in the past), 422 VALIDATION_ERROR.
+         * @description The event and one outbox row per matching durable subscription are written in one transaction; the 201 is sent after the commit. Errors: 400 INVALID_EVENT_TYPE, 413 EVENT_TOO_LARGE, 410 EVENT_EXPIRED (expires_at in the past), 422 VALIDATION_ERROR (also for a source or type reserved for the platform: system, auth, plugin:<id>; auth.*, security.*, system.*, …; and for `data` that does not match its type’s schema in the event catalogue, GET /api/v1/events/types, naming the field as `data.<path>`), 422 EVENT_TYPE_NOT_REGISTERED (a type not in the catalogue when events.catalogue_strict is on).
          *
          *     Requires permission `events:emit`.
          */
@@ -1054,7 +1058,7 @@ export interface paths {
         };
         /**
          * One event with its data, metadata and delivery information
-         * @description 404 EVENT_NOT_FOUND for an unknown event, and for a confidential one the caller may not read; 410 EVENT_EXPIRED after its expires_at.
+         * @description 404 EVENT_NOT_FOUND for an unknown event, and for one the caller may not read (confidential, or a platform event without its family's permission); 410 EVENT_EXPIRED after its expires_at.
          *
          *     Requires permission `events:subscribe`.
          */
@@ -1202,7 +1206,9 @@ export interface paths {
         };
         /**
          * Counts and processing times of stored events in a time range (default: the last 24 hours)
-         * @description Requires permission `read:metrics`.
+         * @description Counts only the events the caller may read. Answered from per-minute and per-hour roll-ups; `time_range` is the range counted (a bound inside a very busy minute takes that whole minute; a bound older than `events.rollup_minute_retention_hours` takes its whole hour).
+         *
+         *     Requires permission `read:metrics`.
          */
         get: operations["getEventStats"];
         put?: never;
@@ -1222,7 +1228,7 @@ export interface paths {
         };
         /**
          * Live events over server-sent events, or over a WebSocket on upgrade
-         * @description SSE: `id:` is the event id, `event:` its type, `data:` JSON {event_id, event_type, source, timestamp, priority, data, sequence}; a `: ping` comment every events.stream_heartbeat_seconds; id-only checkpoint frames keep a filtered stream’s resume point recent. Resume with the Last-Event-ID header or last_event_id (unknown → 404 EVENT_NOT_FOUND before the stream starts). WebSocket: client messages {action: subscribe | unsubscribe | ping, patterns, filters, last_event_id}; server messages {message_type: event | subscribed | unsubscribed | pong | checkpoint | error | overflow | shutdown}.
+         * @description SSE: `id:` is the event id, `event:` its type, `data:` JSON {event_id, event_type, source, timestamp, priority, data, sequence}; a `: ping` comment every events.stream_heartbeat_seconds; id-only checkpoint frames keep a filtered stream’s resume point recent. Resume with the Last-Event-ID header or last_event_id; the header wins when both come (unknown → 404 EVENT_NOT_FOUND before the stream starts). WebSocket: client messages {action: subscribe | unsubscribe | ping, patterns, filters, last_event_id}; server messages {message_type: event | subscribed | unsubscribed | pong | checkpoint | error | overflow | shutdown}.
          *
          *     Requires permission `events:subscribe`.
          */
@@ -1275,7 +1281,7 @@ export interface paths {
         get: operations["getSubscription"];
         /**
          * Change a subscription; only the fields given change
-         * @description enabled: false pauses it (events emitted meanwhile are not queued for it); enabled: true makes a paused or failed (error) subscription active again. webhook_config may be partial, e.g. only url.
+         * @description enabled: false pauses it (events emitted meanwhile are not queued for it); enabled: true makes a paused or failed (error) subscription active again, and the answer then carries missed_since: since when it failed or missed events, to pass as `since` to POST .../recover. webhook_config may be partial, e.g. only url.
          *
          *     Requires permission `events:subscribe`.
          */
@@ -1290,7 +1296,7 @@ export interface paths {
         head?: never;
         /**
          * Change a subscription; only the fields given change
-         * @description enabled: false pauses it (events emitted meanwhile are not queued for it); enabled: true makes a paused or failed (error) subscription active again. webhook_config may be partial, e.g. only url.
+         * @description enabled: false pauses it (events emitted meanwhile are not queued for it); enabled: true makes a paused or failed (error) subscription active again, and the answer then carries missed_since: since when it failed or missed events, to pass as `since` to POST .../recover. webhook_config may be partial, e.g. only url.
          *
          *     Requires permission `events:subscribe`.
          */
@@ -1306,7 +1312,7 @@ export interface paths {
         };
         /**
          * A subscription's deliveries, newest first, with their last attempt
-         * @description One entry per event queued for the subscription (and per replay of it). Same ownership as the subscription: its owner or an admin; anyone else gets 404 SUBSCRIPTION_NOT_FOUND. Every attempt's details are on the event (GET /api/v1/events/{event_id}).
+         * @description One entry per event queued for the subscription (and per replay of it). Same ownership as the subscription: its owner or an admin; anyone else gets 404 SUBSCRIPTION_NOT_FOUND. Every attempt of a delivery: GET .../deliveries/{delivery_id}/attempts.
          *
          *     Requires permission `events:subscribe`.
          */
@@ -1314,6 +1320,172 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/subscriptions/{subscription_id}/deliveries/{delivery_id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every attempt of one delivery of a subscription, oldest first
+         * @description Its number, time, HTTP status, duration and error, and when the next was due after a failed one. Same ownership as the subscription. Errors: 404 SUBSCRIPTION_NOT_FOUND, 404 DELIVERY_NOT_FOUND.
+         *
+         *     Requires permission `events:subscribe`.
+         */
+        get: operations["listSubscriptionDeliveryAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/subscriptions/{subscription_id}/deliveries/{delivery_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one settled (failed, delivered or dropped) delivery again, as a new delivery
+         * @description Queues the same event again for the subscription; the new delivery has its own id (its webhook-id) and carries `X-Platform-Replay: rsd_…`. Owner or admin. Errors: 404 SUBSCRIPTION_NOT_FOUND, 404 DELIVERY_NOT_FOUND, 409 SUBSCRIPTION_NOT_ACTIVE (paused or in error), 409 RESOURCE_CONFLICT (the delivery is still pending or under way).
+         *
+         *     Requires permission `events:subscribe`.
+         */
+        post: operations["resendSubscriptionDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/subscriptions/{subscription_id}/delivery-timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subscription's delivery attempts over time: delivered and failed per bucket
+         * @description Counts the attempts of one subscription in a time range (default: the last 24 hours, by the hour). Same ownership as the subscription: its owner or an admin; anyone else gets 404 SUBSCRIPTION_NOT_FOUND. More than 1000 buckets is refused with 422 VALIDATION_ERROR.
+         *
+         *     Requires permission `events:subscribe`.
+         */
+        get: operations["getSubscriptionDeliveryTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/subscriptions/{subscription_id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every failed delivery of a time window, and the events missed while not active
+         * @description Starts a `subscription.recover` task (progress at GET /api/v1/tasks/{task_id}, cancellable): every event of the window whose delivery to the subscription failed (and was not delivered since) is sent again, then every event of the window it would have received but never had a delivery of (emitted while it was paused or in error). Deliveries carry `X-Platform-Replay: <task_id>`. Owner or admin. Errors: 404 SUBSCRIPTION_NOT_FOUND, 409 SUBSCRIPTION_NOT_ACTIVE, 422 VALIDATION_ERROR.
+         *
+         *     Requires permission `events:subscribe`.
+         */
+        post: operations["recoverSubscriptionDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/subscriptions/{subscription_id}/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook subscription's signing secret, keeping the old one valid for an overlap
+         * @description The new secret signs every delivery from now on. During the overlap (overlap_hours, default 24) each delivery carries both signatures: `webhook-signature: v1,<new> v1,<old>` and `X-Platform-Signature-256` (new) with `X-Platform-Signature-256-Previous` (old). The replaced secret is never shown; the rotation is audited (`subscription.secret_rotated`). Owner or admin; anyone else gets 404 SUBSCRIPTION_NOT_FOUND.
+         *
+         *     Requires permission `events:subscribe`.
+         */
+        post: operations["rotateSubscriptionSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event catalogue: registered types with their data schema, examples and listeners
+         * @description Emits of a listed type are validated against its schema (422 VALIDATION_ERROR naming the field, e.g. `data.amount`). Types come from administrators (PUT) and from installed plugins’ manifests (`events.types`). Listeners: the webhook subscriptions the caller may see and the plugins that subscribe.
+         *
+         *     Requires any authenticated caller.
+         */
+        get: operations["listEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/types/{event_type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One type of the event catalogue
+         * @description 404 RESOURCE_NOT_FOUND for a type that is not registered.
+         *
+         *     Requires any authenticated caller.
+         */
+        get: operations["getEventType"];
+        /**
+         * Register an event type with a JSON Schema for its data, or replace its registration
+         * @description 201 when new, 200 when replaced; every instance validates with it from then on. Errors: 400 INVALID_EVENT_TYPE (not an exact type), 409 RESOURCE_CONFLICT (an installed plugin declares the type), 422 VALIDATION_ERROR (a schema Ajv cannot compile or that does not describe an object, an example that does not match it, a type reserved for the platform).
+         *
+         *     Requires the admin role and scope `admin:system`.
+         */
+        put: operations["putEventType"];
+        post?: never;
+        /**
+         * Remove an administrator’s type from the catalogue; its emits are no longer validated
+         * @description 404 RESOURCE_NOT_FOUND for a type not registered; 409 RESOURCE_CONFLICT for a type an installed plugin declares (it leaves the catalogue when the plugin is uninstalled or no longer declares it).
+         *
+         *     Requires the admin role and scope `admin:system`.
+         */
+        delete: operations["deleteEventType"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1680,8 +1852,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Cancel a running task (409 RESOURCE_CONFLICT when it is not running)
-         * @description The task is marked cancelled at once; its handler is told through its abort signal and stops at its next check, on whichever instance runs it.
+         * Cancel a running task (409 RESOURCE_CONFLICT when it is not running, or no longer cancellable)
+         * @description The task is marked cancelled at once; its handler is told through its abort signal and stops at its next check, on whichever instance runs it. Every step of a cancelled task ends final: the one it was in `cancelled`, those not begun `skipped`. A running task past its point of no return (`cancellable: false`, e.g. a restore once its database step has begun) is refused with 409 RESOURCE_CONFLICT, `details.reason: not_cancellable`, and finishes all its steps.
          *
          *     Requires permission `admin:system`.
          */
@@ -1804,7 +1976,7 @@ export interface paths {
         };
         /**
          * Prometheus text exposition (not enveloped)
-         * @description Public when `metrics.public_prometheus` is true (read at start), else requires `read:metrics`.
+         * @description Public when `metrics.public_prometheus` is true (read at start), else requires `read:metrics`. Prometheus can send an API key as `Authorization: Bearer plat_…` (its `authorization` setting). The families are listed in docs/operations.md.
          *
          *     Requires permission `read:metrics`.
          */
@@ -2822,16 +2994,23 @@ export interface operations {
                                  */
                                 includes: string[];
                                 name: string;
-                                /** @description SHA-256 of the archive file */
-                                sha256: string;
+                                /** @description SHA-256 of the archive file; null until the backup is completed */
+                                sha256: string | null;
+                                /** @description 0 until the archive is written */
                                 size_bytes: number;
-                                /** @description Archive size in MiB (measured), 3 decimals */
+                                /** @description Archive size in MiB (measured), 3 decimals; 0 until the archive is written */
                                 size_mb: number;
                                 /**
+                                 * @description `created` in the answer to the create request (the archive is then written in the background); listed: `running`, `completed` or `failed`
                                  * @example created
                                  * @example completed
                                  */
                                 status: string;
+                                /**
+                                 * @description The archive is written in the background by a task (type `backup`) whose id is the backup id: its progress is there; the backup is `completed` (or `failed`, with `error`) when it ends
+                                 * @example /api/v1/tasks/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j
+                                 */
+                                task_url?: string;
                                 /**
                                  * @example manual
                                  * @example scheduled
@@ -3055,7 +3234,13 @@ export interface operations {
     adminCreateBackup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the same input (per user, for `server.idempotency_ttl_seconds`, 24 hours by default) answers the first answer again, with `Idempotent-Replayed: true`, instead of creating a second resource. The same key with a different input is refused with 409 IDEMPOTENCY_KEY_REUSED; while the first request still runs, a repeat waits for its answer up to 5 s, then gets 409 IDEMPOTENCY_KEY_IN_PROGRESS. Only 2xx answers are kept: after an error the key is free again.
+                 * @example order-4711-create
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3074,6 +3259,8 @@ export interface operations {
                     compression?: boolean;
                     /** @default false */
                     encryption?: boolean;
+                    /** @description The core path's list of components, accepted here too instead of the include_* flags */
+                    include?: ("configuration" | "config" | "database" | "plugins" | "logs")[];
                     /** @default true */
                     include_config?: boolean;
                     /** @default true */
@@ -3090,6 +3277,8 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    /** @description Present on an answer replayed for a repeated Idempotency-Key: the first answer, unchanged. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Requests allowed in the current window */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
@@ -3107,6 +3296,7 @@ export interface operations {
                      * @example {
                      *       "success": true,
                      *       "data": {
+                     *         "backup_id": "bkp_01m89w8j310007ahsfx3g7am8h",
                      *         "backup": {
                      *           "id": "bkp_01m89w8j310007ahsfx3g7am8h",
                      *           "name": "before upgrade",
@@ -3158,22 +3348,31 @@ export interface operations {
                                  */
                                 includes: string[];
                                 name: string;
-                                /** @description SHA-256 of the archive file */
-                                sha256: string;
+                                /** @description SHA-256 of the archive file; null until the backup is completed */
+                                sha256: string | null;
+                                /** @description 0 until the archive is written */
                                 size_bytes: number;
-                                /** @description Archive size in MiB (measured), 3 decimals */
+                                /** @description Archive size in MiB (measured), 3 decimals; 0 until the archive is written */
                                 size_mb: number;
                                 /**
+                                 * @description `created` in the answer to the create request (the archive is then written in the background); listed: `running`, `completed` or `failed`
                                  * @example created
                                  * @example completed
                                  */
                                 status: string;
+                                /**
+                                 * @description The archive is written in the background by a task (type `backup`) whose id is the backup id: its progress is there; the backup is `completed` (or `failed`, with `error`) when it ends
+                                 * @example /api/v1/tasks/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j
+                                 */
+                                task_url?: string;
                                 /**
                                  * @example manual
                                  * @example scheduled
                                  */
                                 type: string;
                             };
+                            /** @description The same as backup.id, named as on the core path */
+                            backup_id: string;
                         };
                         message?: string;
                         request_id: string;
@@ -4459,7 +4658,7 @@ export interface operations {
             query?: {
                 include_secrets?: boolean;
                 /** @description One section only */
-                section?: "server" | "storage" | "database" | "redis" | "auth" | "rate_limits" | "events" | "webhooks" | "plugins" | "logging" | "metrics" | "mail" | "security" | "backups" | "tasks" | "health" | "cache" | "console";
+                section?: "server" | "storage" | "database" | "redis" | "auth" | "rate_limits" | "events" | "webhooks" | "plugins" | "logging" | "metrics" | "mail" | "security" | "backups" | "tasks" | "health" | "cache" | "tracing" | "console";
             };
             header?: never;
             path?: never;
@@ -4519,136 +4718,243 @@ export interface operations {
                             /** @description Sections of keys. `x-secret` keys show `********` when they have a value and secrets are masked; `x-restart` keys take effect after a restart. */
                             config: {
                                 auth?: {
+                                    /** @description Lifetime of an access token (JWT). */
                                     access_token_ttl_seconds: number;
+                                    /** @description argon2id memory cost of new password hashes; existing hashes keep the cost they were made with. */
                                     argon2_memory_kib: number;
+                                    /** @description argon2id time cost (iterations) of new password hashes. */
                                     argon2_time_cost: number;
+                                    /** @description Key that signs access tokens (HS256). Empty: one is generated on the first start and stored in the database, shared by every instance. Changing it ends every access token at once. A shorter value is refused: anyone who guesses it can sign tokens for any user. */
                                     jwt_secret: string;
+                                    /** @description How long a locked account stays locked. */
                                     lockout_minutes: number;
+                                    /** @description Failed logins in a row that lock an account. */
                                     max_failed_logins: number;
+                                    /** @description Shortest password accepted when a password is set or changed. */
                                     password_min_length: number;
+                                    /** @description Lifetime of a session: how long its refresh token can be used. */
                                     refresh_token_ttl_seconds: number;
                                 };
                                 backups?: {
+                                    /** @description Key for encrypted backups (AES-256-GCM, key derived with scrypt). Needed to make and to restore encrypted backups; keep a copy outside the platform. A shorter passphrase is refused. */
                                     encryption_key: string;
+                                    /** @description Lease of the cluster-wide backup/restore lock, renewed every third of it while the operation runs; after a crash the lock is free again this long after the last renewal. */
                                     lock_lease_seconds: number;
+                                    /** @description Most entries a backup archive may hold when it is read (protection against crafted archives). */
                                     max_archive_entries: number;
+                                    /** @description Largest single entry of a backup archive that is read. */
                                     max_entry_bytes: number;
+                                    /** @description Largest total unpacked size of a backup archive that is read. */
                                     max_unpacked_bytes: number;
+                                    /** @description Scheduled backups kept; older scheduled ones are deleted. */
                                     retention_count: number;
+                                    /** @description Cron expression for scheduled backups (e.g. 0 3 * * *); empty: none; an expression the scheduler cannot run is refused. */
                                     schedule: string;
                                 };
                                 cache?: {
+                                    /** @description Time to live of a cache entry stored without its own. */
                                     default_ttl_seconds: number;
+                                    /** @description Most entries in the in-process (L1) cache. */
                                     l1_max_entries: number;
+                                    /** @description Most memory the in-process (L1) cache may use. */
                                     l1_max_mb: number;
                                 };
                                 console?: {
                                     /** @description Folder of the built console; empty means console/dist of the installation */
                                     dist_dir: string;
+                                    /** @description Serve the admin console at /console (see console.md); false leaves /console a 404. */
                                     enabled: boolean;
                                 };
                                 database?: {
+                                    /** @description Largest number of PostgreSQL connections per instance. */
                                     pool_max: number;
+                                    /** @description SQLite only: how a commit reaches the disk. full syncs the write-ahead log on every commit, before the answer, so nothing answered is lost even when the machine loses power (PostgreSQL's default does the same). normal syncs only at checkpoints: an answered write survives a crash of the process, but the last second or so of them can be lost with the machine. GET /api/v1/services/database reports the setting in effect (config.synchronous). */
                                     sqlite_synchronous: "full" | "normal";
+                                    /** @description Empty: SQLite in storage.data_dir. postgres://user:password@host:5432/name uses PostgreSQL (cluster mode); sqlite:/path/file.db a SQLite file elsewhere. */
                                     url: string;
                                 };
                                 events?: {
+                                    /** @description Refuse emits of event types that are not registered in the event catalogue (422) */
+                                    catalogue_strict: boolean;
+                                    /** @description Key for what is kept encrypted at rest (AES-256-GCM): confidential event data, webhook secrets and the secrets of plugin configurations. Empty: one is generated on the first start and stored in the database. A shorter value is refused. */
                                     encryption_key: string;
+                                    /** @description Largest event data (as JSON); a larger one is refused with EVENT_TOO_LARGE (413). */
                                     max_payload_bytes: number;
+                                    /** @description Subscriptions one user may hold; one more is refused with SUBSCRIPTION_LIMIT_EXCEEDED (429). */
                                     max_subscriptions_per_user: number;
+                                    /** @description Events older than this many days are purged daily (events.retention_schedule); 0 keeps events forever. */
                                     retention_days: number;
+                                    /** @description Cron expression (UTC) of the daily purge of events older than events.retention_days (0 days: never purged); an expression the scheduler cannot run is refused. */
                                     retention_schedule: string;
+                                    /** @description Cron expression (UTC) of the job that folds minute roll-ups older than events.rollup_minute_retention_hours into the hour roll-ups, in small batches. */
+                                    rollup_compaction_schedule: string;
+                                    /** @description Hours of per-minute roll-ups kept for GET /api/v1/events/stats; older minutes are folded into the hour roll-ups (events.rollup_compaction_schedule), and a stats range bound older than this is counted to the whole hour. */
+                                    rollup_minute_retention_hours: number;
+                                    /** @description Events buffered per stream client before it drops to catch-up from the store. */
                                     stream_buffer_size: number;
+                                    /** @description Interval of the : ping comment on server-sent event streams. */
                                     stream_heartbeat_seconds: number;
+                                    /** @description How far a stream client may stay behind before it is closed with an overflow message (it resumes by its last event id). */
                                     stream_max_lag_seconds: number;
+                                    /** @description Consecutive deliveries that exhausted their retries before a subscription goes to status error. */
                                     subscription_error_threshold: number;
                                 };
                                 health?: {
+                                    /** @description Memory limit the memory health check measures against; 0 uses V8's heap limit. */
                                     memory_limit_mb: number;
+                                    /** @description Share of the limit in use at which the memory check reports warning (unhealthy from 95 %). */
                                     memory_warning_percent: number;
                                 };
                                 logging?: {
+                                    /** @description Least severe level written to stdout. */
                                     level: "trace" | "debug" | "info" | "warn" | "error" | "silent";
+                                    /** @description Days the log store keeps entries for GET /api/v1/admin/system/logs. */
                                     retention_days: number;
                                 };
                                 mail?: {
+                                    /** @description Sender of the platform's e-mails. */
                                     from: string;
+                                    /** @description SMTP server for the platform's e-mails, e.g. smtp://user:password@host:587 or smtps://…. Empty: e-mails are written to the log store instead of sent. */
                                     smtp_url: string;
+                                    /** @description Timeout of one SMTP delivery. */
                                     timeout_seconds: number;
                                 };
                                 metrics?: {
+                                    /** @description Serve GET /metrics without credentials (otherwise it needs read:metrics). */
                                     public_prometheus: boolean;
+                                    /** @description Days metric samples are kept. */
                                     retention_days: number;
+                                    /** @description Interval at which metrics are sampled into the database. */
                                     sample_interval_seconds: number;
+                                    /** @description p95 response time above which the performance report lists a route as slow; 0 lists none. */
                                     slow_route_p95_ms: number;
                                 };
                                 plugins?: {
+                                    /** @description Bound of every call into a plugin (setup, a route, an event or task handler, teardown). A worker plugin over it has its worker terminated and is put in error; an inline one is given up on (the call fails and counts as a failure). */
                                     call_timeout_ms: number;
+                                    /** @description Largest package archive (.tgz, compressed) accepted from an upload or a repository. */
                                     max_archive_bytes: number;
+                                    /** @description Most entries (files, folders, links) a package archive may hold. */
                                     max_archive_entries: number;
+                                    /** @description Largest single unpacked file of a package. */
                                     max_entry_bytes: number;
+                                    /** @description Failures (a throwing route, event or task handler, a call outside its permissions) a plugin may have, counted on every instance together since it was last enabled, installed or updated, before it is disabled everywhere with status error. See plugins.md. */
                                     max_failures: number;
+                                    /** @description Lines of ctx.logger kept per plugin for its detail (the log store keeps them too, by logging.retention_days). */
                                     max_log_lines: number;
+                                    /** @description Most bytes a package may unpack to, all files together (checked while decompressing, so an archive bomb stops early). */
                                     max_unpacked_bytes: number;
+                                    /** @description Where source: repository installs come from: local folders or HTTP index URLs, in order. A relative folder is resolved against the installation folder, so the default is the bundled first-party plugins. */
                                     repositories: string[];
+                                    /** @description How long reading an HTTP repository index or downloading a package may take. */
                                     repository_timeout_seconds: number;
+                                    /** @description Heap limit of an isolation: worker plugin's process (--max-old-space-size), applied when it is next loaded; a process over it is stopped and the plugin put in error. */
                                     worker_memory_mb: number;
                                 };
                                 rate_limits?: {
                                     anonymous: {
+                                        /** @description Requests per window for each client IP without credentials. */
                                         max: number;
+                                        /** @description Length of the anonymous fixed window. */
                                         window_seconds: number;
                                     };
                                     auth: {
+                                        /** @description Requests per window for each client IP to the authentication endpoints (login, logout, change-password, and refused refreshes; a refresh with a valid token counts in its user's authenticated bucket). */
                                         max: number;
+                                        /** @description Length of the authentication-endpoint fixed window. */
                                         window_seconds: number;
                                     };
                                     authenticated: {
+                                        /** @description Requests per window for each authenticated principal (a user, or an API key on its own). */
                                         max: number;
+                                        /** @description Length of the authenticated fixed window. */
                                         window_seconds: number;
                                     };
+                                    /** @description false turns every rate limit off. */
                                     enabled: boolean;
                                 };
                                 redis?: {
+                                    /** @description Prefix of every Redis key and channel, so several platforms can share one Redis. */
                                     key_prefix: string;
+                                    /** @description redis://… turns on the cluster backends: rate-limit counters, locks, pub/sub between instances and the L2 cache live in Redis. Empty: in memory (one instance). */
                                     url: string;
                                 };
                                 security?: {
+                                    /** @description API keys unused for longer are reported by security scans. */
                                     api_key_stale_days: number;
+                                    /** @description Failed logins on one account within the window that raise an alert. */
                                     brute_force_account_threshold: number;
+                                    /** @description Failed logins from one address within the window that raise an alert. */
                                     brute_force_ip_threshold: number;
+                                    /** @description Window in which failed logins are counted for brute-force alerts. */
                                     brute_force_window_minutes: number;
+                                    /** @description Days the record of failed logins is kept. */
                                     failed_login_retention_days: number;
+                                    /** @description 5xx responses within the window, counted across all instances (shared state), that raise an alert. */
                                     server_error_threshold: number;
+                                    /** @description Window in which 5xx responses are counted (in cluster mode fixed windows from the Unix epoch, across all instances; one instance: sliding). */
                                     server_error_window_minutes: number;
                                 };
                                 server?: {
+                                    /** @description Largest request body accepted; a larger one is refused with PAYLOAD_TOO_LARGE (413). */
                                     body_limit_bytes: number;
+                                    /** @description A label for this deployment (production, staging, …), reported as environment by GET /api/v1/status. */
                                     environment: string;
+                                    /** @description Address the HTTP interface listens on; 0.0.0.0 (or ::) for every interface. */
                                     host: string;
+                                    /** @description How long the answer of a request sent with an Idempotency-Key is replayed to its repeats */
+                                    idempotency_ttl_seconds: number;
+                                    /** @description Port of the HTTP interface. 0 picks a free port; the start-up line listening on http://HOST:PORT says which. */
                                     port: number;
+                                    /** @description Time a client has to send a whole request before the connection is dropped. */
                                     request_timeout_seconds: number;
+                                    /** @description On SIGTERM or SIGINT, how long in-flight requests and running services may take to finish; after it the process exits with code 1 anyway. */
                                     shutdown_grace_seconds: number;
+                                    /** @description Proxies (addresses or CIDR ranges; anything else is refused) whose X-Forwarded-For is believed. An entry sent with a port (203.0.113.7:5555, [2001:db8::1]:5555) is read as the address alone. Only then is the forwarded address the client IP for rate limits, blocked IPs and the audit log. */
                                     trusted_proxies: string[];
                                 };
                                 storage?: {
+                                    /** @description Folder of the SQLite database (platform.db), the log store, backups and plugin packages; relative paths are taken from the working folder. */
                                     data_dir: string;
                                 };
                                 tasks?: {
+                                    /** @description Cron expression (UTC) of the database cleanup task; an expression the scheduler cannot run is refused. */
                                     cleanup_schedule: string;
+                                    /** @description How long an instance holds a running task before another may take it over. */
                                     lease_seconds: number;
+                                    /** @description Log lines kept per task. */
                                     max_log_lines: number;
+                                    /** @description Finished tasks older than this are deleted by the cleanup task. */
                                     retention_days: number;
+                                    /** @description At shutdown, how long running tasks may take to stop before they are marked interrupted. */
                                     stop_timeout_seconds: number;
                                 };
+                                tracing?: {
+                                    /** @description How often finished spans are sent to the OTLP endpoint, in milliseconds */
+                                    export_interval_ms: number;
+                                    /** @description OTLP/HTTP receiver traces are exported to (e.g. http://127.0.0.1:4318); empty means no export */
+                                    otlp_endpoint: string;
+                                    /** @description The service.name resource attribute of exported spans */
+                                    service_name: string;
+                                };
                                 webhooks?: {
+                                    /** @description Allow webhook targets — and the targets of plugins' ctx.http.fetch (the notifier plugin's chat URL among them) — on loopback, private, link-local and metadata addresses (development and tests only). */
                                     allow_private_targets: boolean;
+                                    /** @description Timeout of one delivery attempt when the subscription does not set timeout_seconds. */
                                     default_timeout_seconds: number;
+                                    /** @description A webhook subscription whose target failed every attempt for this long is put in error (with a webhook.subscription.disabled event and an e-mail to its owner); 0 turns the rule off */
+                                    disable_after_failing_hours: number;
+                                    /** @description How long an instance holds a claimed delivery before another instance may take it over. */
                                     lease_seconds: number;
+                                    /** @description Deliveries in flight at once per subscription. */
                                     max_concurrency_per_subscription: number;
+                                    /** @description Deliveries one instance holds at once (claimed or in flight) over all subscriptions. */
                                     max_in_flight: number;
+                                    /** @description Upper bound of the wait before a retry, also when the target asks for longer with Retry-After. */
                                     max_retry_delay_seconds: number;
+                                    /** @description How often the dispatcher looks for due deliveries besides being woken by new events (retries, deliveries queued by other instances). */
                                     poll_interval_ms: number;
+                                    /** @description Multiplies every retry delay of a subscription's policy (not a target's Retry-After); below 1 only for tests and development. */
                                     retry_delay_scale: number;
                                 };
                             };
@@ -6732,6 +7038,7 @@ export interface operations {
                      *       "data": {
                      *         "plugin": {
                      *           "id": "scheduler",
+                     *           "version": "1.0.0",
                      *           "manifest": {
                      *             "name": "scheduler",
                      *             "version": "1.0.0",
@@ -6933,6 +7240,11 @@ export interface operations {
                                 /** @description Names of its durable event subscriptions */
                                 subscriptions: string[];
                                 task_types: string[];
+                                /**
+                                 * @description The installed version, as in the list items
+                                 * @example 1.0.0
+                                 */
+                                version: string;
                             };
                         };
                         message?: string;
@@ -8977,6 +9289,8 @@ export interface operations {
                             task: {
                                 /** @description Executions so far (above 1 only for resumed tasks) */
                                 attempts: number;
+                                /** @description Whether DELETE /api/v1/tasks/{id} cancels it now: false once it has ended, or once it is past the point where stopping would leave its work half done (a restore from its database step on) */
+                                cancellable?: boolean;
                                 cancelled_at: string | null;
                                 completed_at: string | null;
                                 /**
@@ -18922,7 +19236,13 @@ export interface operations {
     adminCreateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the same input (per user, for `server.idempotency_ttl_seconds`, 24 hours by default) answers the first answer again, with `Idempotent-Replayed: true`, instead of creating a second resource. The same key with a different input is refused with 409 IDEMPOTENCY_KEY_REUSED; while the first request still runs, a repeat waits for its answer up to 5 s, then gets 409 IDEMPOTENCY_KEY_IN_PROGRESS. Only 2xx answers are kept: after an error the key is free again.
+                 * @example order-4711-create
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -18966,6 +19286,8 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    /** @description Present on an answer replayed for a repeated Idempotency-Key: the first answer, unchanged. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Requests allowed in the current window */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
@@ -26749,7 +27071,10 @@ export interface operations {
                      *             "type": "manual",
                      *             "compression": true,
                      *             "encryption": false,
-                     *             "sha256": "deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef00000005"
+                     *             "sha256": "deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef00000005",
+                     *             "created_by": "admin",
+                     *             "completed_at": "2026-11-25T17:32:40.417Z",
+                     *             "error": null
                      *           },
                      *           {
                      *             "id": "bkp_01m89w8hzw000xnhys8w2jt6gh",
@@ -26767,7 +27092,10 @@ export interface operations {
                      *             "type": "manual",
                      *             "compression": true,
                      *             "encryption": false,
-                     *             "sha256": "deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef00000004"
+                     *             "sha256": "deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef00000004",
+                     *             "created_by": "admin",
+                     *             "completed_at": "2026-11-25T17:32:40.316Z",
+                     *             "error": null
                      *           }
                      *         ]
                      *       },
@@ -26778,21 +27106,25 @@ export interface operations {
                     "application/json": {
                         data: {
                             backups: {
+                                completed_at: string | null;
                                 compression: boolean;
                                 /**
                                  * Format: date-time
                                  * @example 2026-11-21T20:42:26.123Z
                                  */
                                 created_at: string;
+                                created_by: string;
                                 download_url: string;
                                 encryption: boolean;
+                                error: string | null;
                                 id: string;
                                 includes: string[];
                                 name: string;
-                                /** @description SHA-256 of the archive file */
-                                sha256: string;
+                                /** @description SHA-256 of the archive file; null until the backup is completed */
+                                sha256: string | null;
+                                /** @description 0 until the archive is written */
                                 size_bytes: number;
-                                /** @description Archive size in MiB (measured), 3 decimals */
+                                /** @description Archive size in MiB (measured), 3 decimals; 0 until the archive is written */
                                 size_mb: number;
                                 /**
                                  * @description running, completed or failed
@@ -27022,7 +27354,13 @@ export interface operations {
     createBackup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the same input (per user, for `server.idempotency_ttl_seconds`, 24 hours by default) answers the first answer again, with `Idempotent-Replayed: true`, instead of creating a second resource. The same key with a different input is refused with 409 IDEMPOTENCY_KEY_REUSED; while the first request still runs, a repeat waits for its answer up to 5 s, then gets 409 IDEMPOTENCY_KEY_IN_PROGRESS. Only 2xx answers are kept: after an error the key is free again.
+                 * @example order-4711-create
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -27052,6 +27390,7 @@ export interface operations {
                     encryption?: boolean;
                     /** @description What to back up; default configuration, database and plugins */
                     include?: ("configuration" | "config" | "database" | "plugins" | "logs")[];
+                    name?: string;
                 };
             };
         };
@@ -27059,6 +27398,8 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    /** @description Present on an answer replayed for a repeated Idempotency-Key: the first answer, unchanged. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Requests allowed in the current window */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
@@ -27077,6 +27418,7 @@ export interface operations {
                      *       "success": true,
                      *       "data": {
                      *         "backup_id": "bkp_01m89w8hzw000xnhys8w2jt6gh",
+                     *         "id": "bkp_01m89w8hzw000xnhys8w2jt6gh",
                      *         "status": "created",
                      *         "name": "manual backup 2026-11-25T17:32:40.316Z",
                      *         "includes": [
@@ -27085,30 +27427,40 @@ export interface operations {
                      *           "plugins"
                      *         ],
                      *         "download_url": "/api/v1/backup/bkp_01m89w8hzw000xnhys8w2jt6gh/download",
-                     *         "size_mb": 0.019,
-                     *         "size_bytes": 19589,
+                     *         "size_mb": 0,
+                     *         "size_bytes": 0,
                      *         "created_at": "2026-11-25T17:32:40.316Z",
                      *         "type": "manual",
                      *         "compression": true,
                      *         "encryption": false,
-                     *         "sha256": "deadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeefdeadbeef00000004"
+                     *         "sha256": null,
+                     *         "created_by": "admin",
+                     *         "completed_at": null,
+                     *         "error": null,
+                     *         "task_url": "/api/v1/tasks/bkp_01m89w8hzw000xnhys8w2jt6gh"
                      *       },
                      *       "timestamp": "2026-11-25T17:32:40.409Z",
                      *       "request_id": "req_01m89w8hzd000mwz3qv0hs2gwd"
                      *     }
                      */
                     "application/json": {
+                        /** @description Answered at once, before the archive exists; the download answers 409 RESOURCE_CONFLICT until the backup is completed */
                         data: {
+                            /** @description The backup id, as the contract names it here (also in `id`) */
                             backup_id: string;
+                            completed_at: string | null;
                             compression: boolean;
                             /**
                              * Format: date-time
                              * @example 2026-11-21T20:42:26.123Z
                              */
                             created_at: string;
+                            created_by: string;
                             /** @example /api/v1/backup/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j/download */
                             download_url: string;
                             encryption: boolean;
+                            error: string | null;
+                            id: string;
                             /**
                              * @example [
                              *       "configuration",
@@ -27118,13 +27470,22 @@ export interface operations {
                              */
                             includes: string[];
                             name: string;
-                            /** @description SHA-256 of the archive file */
-                            sha256: string;
+                            /** @description SHA-256 of the archive file; null until the backup is completed */
+                            sha256: string | null;
+                            /** @description 0 until the archive is written */
                             size_bytes: number;
-                            /** @description Archive size in MiB (measured), 3 decimals */
+                            /** @description Archive size in MiB (measured), 3 decimals; 0 until the archive is written */
                             size_mb: number;
-                            /** @enum {string} */
+                            /**
+                             * @description Accepted: the backup is listed as `running` until its archive is written
+                             * @enum {string}
+                             */
                             status: "created";
+                            /**
+                             * @description The archive is written in the background by a task (type `backup`) whose id is the backup id: its progress is there; the backup is `completed` (or `failed`, with `error`) when it ends
+                             * @example /api/v1/tasks/bkp_01jd8x2k4v6b1c2d3e4f5g6h7j
+                             */
+                            task_url?: string;
                             /**
                              * @example manual
                              * @example scheduled
@@ -29396,6 +29757,8 @@ export interface operations {
                             task: {
                                 /** @description Executions so far (above 1 only for resumed tasks) */
                                 attempts: number;
+                                /** @description Whether DELETE /api/v1/tasks/{id} cancels it now: false once it has ended, or once it is past the point where stopping would leave its work half done (a restore from its database step on) */
+                                cancellable?: boolean;
                                 cancelled_at: string | null;
                                 completed_at: string | null;
                                 /**
@@ -30370,7 +30733,7 @@ export interface operations {
             query?: {
                 mask_secrets?: boolean;
                 /** @description One section only */
-                section?: "server" | "storage" | "database" | "redis" | "auth" | "rate_limits" | "events" | "webhooks" | "plugins" | "logging" | "metrics" | "mail" | "security" | "backups" | "tasks" | "health" | "cache" | "console";
+                section?: "server" | "storage" | "database" | "redis" | "auth" | "rate_limits" | "events" | "webhooks" | "plugins" | "logging" | "metrics" | "mail" | "security" | "backups" | "tasks" | "health" | "cache" | "tracing" | "console";
             };
             header?: never;
             path?: never;
@@ -30405,7 +30768,8 @@ export interface operations {
                      *           "trusted_proxies": [],
                      *           "body_limit_bytes": 1048576,
                      *           "request_timeout_seconds": 30,
-                     *           "shutdown_grace_seconds": 10
+                     *           "shutdown_grace_seconds": 10,
+                     *           "idempotency_ttl_seconds": 86400
                      *         },
                      *         "storage": {
                      *           "data_dir": "/var/lib/platform"
@@ -30453,7 +30817,10 @@ export interface operations {
                      *           "stream_max_lag_seconds": 60,
                      *           "stream_heartbeat_seconds": 15,
                      *           "subscription_error_threshold": 10,
-                     *           "retention_schedule": "41 3 * * *"
+                     *           "catalogue_strict": false,
+                     *           "retention_schedule": "41 3 * * *",
+                     *           "rollup_minute_retention_hours": 48,
+                     *           "rollup_compaction_schedule": "*\/10 * * * *"
                      *         },
                      *         "webhooks": {
                      *           "allow_private_targets": true,
@@ -30463,7 +30830,8 @@ export interface operations {
                      *           "max_in_flight": 256,
                      *           "poll_interval_ms": 1000,
                      *           "max_retry_delay_seconds": 3600,
-                     *           "retry_delay_scale": 1
+                     *           "retry_delay_scale": 1,
+                     *           "disable_after_failing_hours": 120
                      *         },
                      *         "plugins": {
                      *           "repositories": [
@@ -30542,136 +30910,243 @@ export interface operations {
                         /** @description Sections of keys. `x-secret` keys show `********` when they have a value and secrets are masked; `x-restart` keys take effect after a restart. */
                         data: {
                             auth?: {
+                                /** @description Lifetime of an access token (JWT). */
                                 access_token_ttl_seconds: number;
+                                /** @description argon2id memory cost of new password hashes; existing hashes keep the cost they were made with. */
                                 argon2_memory_kib: number;
+                                /** @description argon2id time cost (iterations) of new password hashes. */
                                 argon2_time_cost: number;
+                                /** @description Key that signs access tokens (HS256). Empty: one is generated on the first start and stored in the database, shared by every instance. Changing it ends every access token at once. A shorter value is refused: anyone who guesses it can sign tokens for any user. */
                                 jwt_secret: string;
+                                /** @description How long a locked account stays locked. */
                                 lockout_minutes: number;
+                                /** @description Failed logins in a row that lock an account. */
                                 max_failed_logins: number;
+                                /** @description Shortest password accepted when a password is set or changed. */
                                 password_min_length: number;
+                                /** @description Lifetime of a session: how long its refresh token can be used. */
                                 refresh_token_ttl_seconds: number;
                             };
                             backups?: {
+                                /** @description Key for encrypted backups (AES-256-GCM, key derived with scrypt). Needed to make and to restore encrypted backups; keep a copy outside the platform. A shorter passphrase is refused. */
                                 encryption_key: string;
+                                /** @description Lease of the cluster-wide backup/restore lock, renewed every third of it while the operation runs; after a crash the lock is free again this long after the last renewal. */
                                 lock_lease_seconds: number;
+                                /** @description Most entries a backup archive may hold when it is read (protection against crafted archives). */
                                 max_archive_entries: number;
+                                /** @description Largest single entry of a backup archive that is read. */
                                 max_entry_bytes: number;
+                                /** @description Largest total unpacked size of a backup archive that is read. */
                                 max_unpacked_bytes: number;
+                                /** @description Scheduled backups kept; older scheduled ones are deleted. */
                                 retention_count: number;
+                                /** @description Cron expression for scheduled backups (e.g. 0 3 * * *); empty: none; an expression the scheduler cannot run is refused. */
                                 schedule: string;
                             };
                             cache?: {
+                                /** @description Time to live of a cache entry stored without its own. */
                                 default_ttl_seconds: number;
+                                /** @description Most entries in the in-process (L1) cache. */
                                 l1_max_entries: number;
+                                /** @description Most memory the in-process (L1) cache may use. */
                                 l1_max_mb: number;
                             };
                             console?: {
                                 /** @description Folder of the built console; empty means console/dist of the installation */
                                 dist_dir: string;
+                                /** @description Serve the admin console at /console (see console.md); false leaves /console a 404. */
                                 enabled: boolean;
                             };
                             database?: {
+                                /** @description Largest number of PostgreSQL connections per instance. */
                                 pool_max: number;
+                                /** @description SQLite only: how a commit reaches the disk. full syncs the write-ahead log on every commit, before the answer, so nothing answered is lost even when the machine loses power (PostgreSQL's default does the same). normal syncs only at checkpoints: an answered write survives a crash of the process, but the last second or so of them can be lost with the machine. GET /api/v1/services/database reports the setting in effect (config.synchronous). */
                                 sqlite_synchronous: "full" | "normal";
+                                /** @description Empty: SQLite in storage.data_dir. postgres://user:password@host:5432/name uses PostgreSQL (cluster mode); sqlite:/path/file.db a SQLite file elsewhere. */
                                 url: string;
                             };
                             events?: {
+                                /** @description Refuse emits of event types that are not registered in the event catalogue (422) */
+                                catalogue_strict: boolean;
+                                /** @description Key for what is kept encrypted at rest (AES-256-GCM): confidential event data, webhook secrets and the secrets of plugin configurations. Empty: one is generated on the first start and stored in the database. A shorter value is refused. */
                                 encryption_key: string;
+                                /** @description Largest event data (as JSON); a larger one is refused with EVENT_TOO_LARGE (413). */
                                 max_payload_bytes: number;
+                                /** @description Subscriptions one user may hold; one more is refused with SUBSCRIPTION_LIMIT_EXCEEDED (429). */
                                 max_subscriptions_per_user: number;
+                                /** @description Events older than this many days are purged daily (events.retention_schedule); 0 keeps events forever. */
                                 retention_days: number;
+                                /** @description Cron expression (UTC) of the daily purge of events older than events.retention_days (0 days: never purged); an expression the scheduler cannot run is refused. */
                                 retention_schedule: string;
+                                /** @description Cron expression (UTC) of the job that folds minute roll-ups older than events.rollup_minute_retention_hours into the hour roll-ups, in small batches. */
+                                rollup_compaction_schedule: string;
+                                /** @description Hours of per-minute roll-ups kept for GET /api/v1/events/stats; older minutes are folded into the hour roll-ups (events.rollup_compaction_schedule), and a stats range bound older than this is counted to the whole hour. */
+                                rollup_minute_retention_hours: number;
+                                /** @description Events buffered per stream client before it drops to catch-up from the store. */
                                 stream_buffer_size: number;
+                                /** @description Interval of the : ping comment on server-sent event streams. */
                                 stream_heartbeat_seconds: number;
+                                /** @description How far a stream client may stay behind before it is closed with an overflow message (it resumes by its last event id). */
                                 stream_max_lag_seconds: number;
+                                /** @description Consecutive deliveries that exhausted their retries before a subscription goes to status error. */
                                 subscription_error_threshold: number;
                             };
                             health?: {
+                                /** @description Memory limit the memory health check measures against; 0 uses V8's heap limit. */
                                 memory_limit_mb: number;
+                                /** @description Share of the limit in use at which the memory check reports warning (unhealthy from 95 %). */
                                 memory_warning_percent: number;
                             };
                             logging?: {
+                                /** @description Least severe level written to stdout. */
                                 level: "trace" | "debug" | "info" | "warn" | "error" | "silent";
+                                /** @description Days the log store keeps entries for GET /api/v1/admin/system/logs. */
                                 retention_days: number;
                             };
                             mail?: {
+                                /** @description Sender of the platform's e-mails. */
                                 from: string;
+                                /** @description SMTP server for the platform's e-mails, e.g. smtp://user:password@host:587 or smtps://…. Empty: e-mails are written to the log store instead of sent. */
                                 smtp_url: string;
+                                /** @description Timeout of one SMTP delivery. */
                                 timeout_seconds: number;
                             };
                             metrics?: {
+                                /** @description Serve GET /metrics without credentials (otherwise it needs read:metrics). */
                                 public_prometheus: boolean;
+                                /** @description Days metric samples are kept. */
                                 retention_days: number;
+                                /** @description Interval at which metrics are sampled into the database. */
                                 sample_interval_seconds: number;
+                                /** @description p95 response time above which the performance report lists a route as slow; 0 lists none. */
                                 slow_route_p95_ms: number;
                             };
                             plugins?: {
+                                /** @description Bound of every call into a plugin (setup, a route, an event or task handler, teardown). A worker plugin over it has its worker terminated and is put in error; an inline one is given up on (the call fails and counts as a failure). */
                                 call_timeout_ms: number;
+                                /** @description Largest package archive (.tgz, compressed) accepted from an upload or a repository. */
                                 max_archive_bytes: number;
+                                /** @description Most entries (files, folders, links) a package archive may hold. */
                                 max_archive_entries: number;
+                                /** @description Largest single unpacked file of a package. */
                                 max_entry_bytes: number;
+                                /** @description Failures (a throwing route, event or task handler, a call outside its permissions) a plugin may have, counted on every instance together since it was last enabled, installed or updated, before it is disabled everywhere with status error. See plugins.md. */
                                 max_failures: number;
+                                /** @description Lines of ctx.logger kept per plugin for its detail (the log store keeps them too, by logging.retention_days). */
                                 max_log_lines: number;
+                                /** @description Most bytes a package may unpack to, all files together (checked while decompressing, so an archive bomb stops early). */
                                 max_unpacked_bytes: number;
+                                /** @description Where source: repository installs come from: local folders or HTTP index URLs, in order. A relative folder is resolved against the installation folder, so the default is the bundled first-party plugins. */
                                 repositories: string[];
+                                /** @description How long reading an HTTP repository index or downloading a package may take. */
                                 repository_timeout_seconds: number;
+                                /** @description Heap limit of an isolation: worker plugin's process (--max-old-space-size), applied when it is next loaded; a process over it is stopped and the plugin put in error. */
                                 worker_memory_mb: number;
                             };
                             rate_limits?: {
                                 anonymous: {
+                                    /** @description Requests per window for each client IP without credentials. */
                                     max: number;
+                                    /** @description Length of the anonymous fixed window. */
                                     window_seconds: number;
                                 };
                                 auth: {
+                                    /** @description Requests per window for each client IP to the authentication endpoints (login, logout, change-password, and refused refreshes; a refresh with a valid token counts in its user's authenticated bucket). */
                                     max: number;
+                                    /** @description Length of the authentication-endpoint fixed window. */
                                     window_seconds: number;
                                 };
                                 authenticated: {
+                                    /** @description Requests per window for each authenticated principal (a user, or an API key on its own). */
                                     max: number;
+                                    /** @description Length of the authenticated fixed window. */
                                     window_seconds: number;
                                 };
+                                /** @description false turns every rate limit off. */
                                 enabled: boolean;
                             };
                             redis?: {
+                                /** @description Prefix of every Redis key and channel, so several platforms can share one Redis. */
                                 key_prefix: string;
+                                /** @description redis://… turns on the cluster backends: rate-limit counters, locks, pub/sub between instances and the L2 cache live in Redis. Empty: in memory (one instance). */
                                 url: string;
                             };
                             security?: {
+                                /** @description API keys unused for longer are reported by security scans. */
                                 api_key_stale_days: number;
+                                /** @description Failed logins on one account within the window that raise an alert. */
                                 brute_force_account_threshold: number;
+                                /** @description Failed logins from one address within the window that raise an alert. */
                                 brute_force_ip_threshold: number;
+                                /** @description Window in which failed logins are counted for brute-force alerts. */
                                 brute_force_window_minutes: number;
+                                /** @description Days the record of failed logins is kept. */
                                 failed_login_retention_days: number;
+                                /** @description 5xx responses within the window, counted across all instances (shared state), that raise an alert. */
                                 server_error_threshold: number;
+                                /** @description Window in which 5xx responses are counted (in cluster mode fixed windows from the Unix epoch, across all instances; one instance: sliding). */
                                 server_error_window_minutes: number;
                             };
                             server?: {
+                                /** @description Largest request body accepted; a larger one is refused with PAYLOAD_TOO_LARGE (413). */
                                 body_limit_bytes: number;
+                                /** @description A label for this deployment (production, staging, …), reported as environment by GET /api/v1/status. */
                                 environment: string;
+                                /** @description Address the HTTP interface listens on; 0.0.0.0 (or ::) for every interface. */
                                 host: string;
+                                /** @description How long the answer of a request sent with an Idempotency-Key is replayed to its repeats */
+                                idempotency_ttl_seconds: number;
+                                /** @description Port of the HTTP interface. 0 picks a free port; the start-up line listening on http://HOST:PORT says which. */
                                 port: number;
+                                /** @description Time a client has to send a whole request before the connection is dropped. */
                                 request_timeout_seconds: number;
+                                /** @description On SIGTERM or SIGINT, how long in-flight requests and running services may take to finish; after it the process exits with code 1 anyway. */
                                 shutdown_grace_seconds: number;
+                                /** @description Proxies (addresses or CIDR ranges; anything else is refused) whose X-Forwarded-For is believed. An entry sent with a port (203.0.113.7:5555, [2001:db8::1]:5555) is read as the address alone. Only then is the forwarded address the client IP for rate limits, blocked IPs and the audit log. */
                                 trusted_proxies: string[];
                             };
                             storage?: {
+                                /** @description Folder of the SQLite database (platform.db), the log store, backups and plugin packages; relative paths are taken from the working folder. */
                                 data_dir: string;
                             };
                             tasks?: {
+                                /** @description Cron expression (UTC) of the database cleanup task; an expression the scheduler cannot run is refused. */
                                 cleanup_schedule: string;
+                                /** @description How long an instance holds a running task before another may take it over. */
                                 lease_seconds: number;
+                                /** @description Log lines kept per task. */
                                 max_log_lines: number;
+                                /** @description Finished tasks older than this are deleted by the cleanup task. */
                                 retention_days: number;
+                                /** @description At shutdown, how long running tasks may take to stop before they are marked interrupted. */
                                 stop_timeout_seconds: number;
                             };
+                            tracing?: {
+                                /** @description How often finished spans are sent to the OTLP endpoint, in milliseconds */
+                                export_interval_ms: number;
+                                /** @description OTLP/HTTP receiver traces are exported to (e.g. http://127.0.0.1:4318); empty means no export */
+                                otlp_endpoint: string;
+                                /** @description The service.name resource attribute of exported spans */
+                                service_name: string;
+                            };
                             webhooks?: {
+                                /** @description Allow webhook targets — and the targets of plugins' ctx.http.fetch (the notifier plugin's chat URL among them) — on loopback, private, link-local and metadata addresses (development and tests only). */
                                 allow_private_targets: boolean;
+                                /** @description Timeout of one delivery attempt when the subscription does not set timeout_seconds. */
                                 default_timeout_seconds: number;
+                                /** @description A webhook subscription whose target failed every attempt for this long is put in error (with a webhook.subscription.disabled event and an e-mail to its owner); 0 turns the rule off */
+                                disable_after_failing_hours: number;
+                                /** @description How long an instance holds a claimed delivery before another instance may take it over. */
                                 lease_seconds: number;
+                                /** @description Deliveries in flight at once per subscription. */
                                 max_concurrency_per_subscription: number;
+                                /** @description Deliveries one instance holds at once (claimed or in flight) over all subscriptions. */
                                 max_in_flight: number;
+                                /** @description Upper bound of the wait before a retry, also when the target asks for longer with Retry-After. */
                                 max_retry_delay_seconds: number;
+                                /** @description How often the dispatcher looks for due deliveries besides being woken by new events (retries, deliveries queued by other instances). */
                                 poll_interval_ms: number;
+                                /** @description Multiplies every retry delay of a subscription's policy (not a target's Retry-After); below 1 only for tests and development. */
                                 retry_delay_scale: number;
                             };
                         };
@@ -32002,6 +32477,12 @@ export interface operations {
                                     /** @description From the emit request to the write of the event */
                                     processing_time_ms: number;
                                     request_id: string;
+                                    /** @description The W3C trace the event belongs to (docs/tracing.md) */
+                                    trace_id?: string;
+                                    /** @description The span its deliveries, plugin calls and stream messages descend from */
+                                    traceparent?: string;
+                                    /** @description The emitter’s tracestate, as sent */
+                                    tracestate?: string;
                                     user_agent: string;
                                 } & {
                                     [key: string]: unknown;
@@ -32032,6 +32513,8 @@ export interface operations {
                                 pages: number;
                                 per_page: number;
                                 total: number;
+                                /** @description Present, and false, only when the count stopped 10,000 events past the page: `total` (and `pages`) are then a lower bound, and has_next is true. Absent when `total` is exact. */
+                                total_exact?: boolean;
                             };
                         };
                         message?: string;
@@ -32330,7 +32813,13 @@ export interface operations {
     emitEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the same input (per user, for `server.idempotency_ttl_seconds`, 24 hours by default) answers the first answer again, with `Idempotent-Replayed: true`, instead of creating a second resource. The same key with a different input is refused with 409 IDEMPOTENCY_KEY_REUSED; while the first request still runs, a repeat waits for its answer up to 5 s, then gets 409 IDEMPOTENCY_KEY_IN_PROGRESS. Only 2xx answers are kept: after an error the key is free again.
+                 * @example order-4711-create
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -32385,6 +32874,8 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    /** @description Present on an answer replayed for a repeated Idempotency-Key: the first answer, unchanged. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Requests allowed in the current window */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
@@ -32538,6 +33029,36 @@ export interface operations {
                      *         "details": {
                      *           "required_permission": "events:emit"
                      *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RESOURCE_CONFLICT",
+                     *         "message": "The resource conflicts with an existing one"
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
                      *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
@@ -32935,6 +33456,12 @@ export interface operations {
                                     /** @description From the emit request to the write of the event */
                                     processing_time_ms: number;
                                     request_id: string;
+                                    /** @description The W3C trace the event belongs to (docs/tracing.md) */
+                                    trace_id?: string;
+                                    /** @description The span its deliveries, plugin calls and stream messages descend from */
+                                    traceparent?: string;
+                                    /** @description The emitter’s tracestate, as sent */
+                                    tracestate?: string;
                                     user_agent: string;
                                 } & {
                                     [key: string]: unknown;
@@ -33814,7 +34341,7 @@ export interface operations {
                             metrics: {
                                 /** @description Live SSE and WebSocket clients on this instance */
                                 active_connections: number;
-                                /** @description Mean emit-to-write time over the last 5 minutes */
+                                /** @description Mean emit-to-write time of the events stored in the last 5 whole minutes and this one */
                                 average_latency_ms: number;
                                 /** @description Mean delivery attempt time over the last hour */
                                 delivery_latency_ms: number;
@@ -33822,7 +34349,7 @@ export interface operations {
                                 error_rate: number;
                                 /** @description Resident memory of this instance */
                                 memory_usage_mb: number;
-                                /** @description Events stored per second over the last minute */
+                                /** @description Events stored per second since the start of the previous minute (60 to 120 s) */
                                 processing_rate: number;
                                 /** @description Deliveries waiting in the outbox (pending or in flight) */
                                 queue_size: number;
@@ -36399,7 +36926,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Resume after this event (or Last-Event-ID) */
+                /** @description Resume after this event; a non-empty Last-Event-ID header takes precedence */
                 last_event_id?: string;
                 /** @description Repeated or comma-separated; default every type (`*`) */
                 patterns?: string[];
@@ -36818,7 +37345,8 @@ export interface operations {
                      *                 "retry_delay_seconds": 30,
                      *                 "exponential_backoff": true
                      *               },
-                     *               "timeout_seconds": 10
+                     *               "timeout_seconds": 10,
+                     *               "rate_limit": null
                      *             },
                      *             "batch_config": {
                      *               "enabled": false,
@@ -36858,7 +37386,8 @@ export interface operations {
                      *                 "retry_delay_seconds": 30,
                      *                 "exponential_backoff": true
                      *               },
-                     *               "timeout_seconds": 10
+                     *               "timeout_seconds": 10,
+                     *               "rate_limit": null
                      *             },
                      *             "batch_config": {
                      *               "enabled": false,
@@ -36924,6 +37453,8 @@ export interface operations {
                                  */
                                 updated_at: string;
                                 webhook_config: {
+                                    /** @description Deliveries per second at most; null: no limit */
+                                    rate_limit: number | null;
                                     retry_policy: {
                                         exponential_backoff: boolean;
                                         max_attempts: number;
@@ -37233,7 +37764,13 @@ export interface operations {
     createSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the same input (per user, for `server.idempotency_ttl_seconds`, 24 hours by default) answers the first answer again, with `Idempotent-Replayed: true`, instead of creating a second resource. The same key with a different input is refused with 409 IDEMPOTENCY_KEY_REUSED; while the first request still runs, a repeat waits for its answer up to 5 s, then gets 409 IDEMPOTENCY_KEY_IN_PROGRESS. Only 2xx answers are kept: after an error the key is free again.
+                 * @example order-4711-create
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -37301,6 +37838,11 @@ export interface operations {
                     };
                     name?: string;
                     webhook_config: {
+                        /**
+                         * @description Deliveries per second at most to the target, across all instances (fractions allowed: 0.5 is one every 2 s); null or absent: no limit. In an update, null removes the limit.
+                         * @example 5
+                         */
+                        rate_limit?: number | null;
                         retry_policy?: {
                             exponential_backoff?: boolean;
                             /** Format: int64 */
@@ -37321,6 +37863,8 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    /** @description Present on an answer replayed for a repeated Idempotency-Key: the first answer, unchanged. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Requests allowed in the current window */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
@@ -37362,7 +37906,8 @@ export interface operations {
                      *               "retry_delay_seconds": 30,
                      *               "exponential_backoff": true
                      *             },
-                     *             "timeout_seconds": 10
+                     *             "timeout_seconds": 10,
+                     *             "rate_limit": null
                      *           },
                      *           "batch_config": {
                      *             "enabled": false,
@@ -37427,6 +37972,8 @@ export interface operations {
                                  */
                                 updated_at: string;
                                 webhook_config: {
+                                    /** @description Deliveries per second at most; null: no limit */
+                                    rate_limit: number | null;
                                     retry_policy: {
                                         exponential_backoff: boolean;
                                         max_attempts: number;
@@ -37550,6 +38097,36 @@ export interface operations {
                      *         "details": {
                      *           "required_permission": "events:subscribe"
                      *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RESOURCE_CONFLICT",
+                     *         "message": "The resource conflicts with an existing one"
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
                      *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
@@ -37852,7 +38429,8 @@ export interface operations {
                      *               "retry_delay_seconds": 30,
                      *               "exponential_backoff": true
                      *             },
-                     *             "timeout_seconds": 10
+                     *             "timeout_seconds": 10,
+                     *             "rate_limit": null
                      *           },
                      *           "batch_config": {
                      *             "enabled": false,
@@ -37917,6 +38495,8 @@ export interface operations {
                                  */
                                 updated_at: string;
                                 webhook_config: {
+                                    /** @description Deliveries per second at most; null: no limit */
+                                    rate_limit: number | null;
                                     retry_policy: {
                                         exponential_backoff: boolean;
                                         max_attempts: number;
@@ -38313,6 +38893,11 @@ export interface operations {
                     };
                     name?: string;
                     webhook_config?: {
+                        /**
+                         * @description Deliveries per second at most to the target, across all instances (fractions allowed: 0.5 is one every 2 s); null or absent: no limit. In an update, null removes the limit.
+                         * @example 5
+                         */
+                        rate_limit?: number | null;
                         retry_policy?: {
                             exponential_backoff?: boolean;
                             /** Format: int64 */
@@ -38375,7 +38960,8 @@ export interface operations {
                      *               "retry_delay_seconds": 30,
                      *               "exponential_backoff": true
                      *             },
-                     *             "timeout_seconds": 10
+                     *             "timeout_seconds": 10,
+                     *             "rate_limit": null
                      *           },
                      *           "batch_config": {
                      *             "enabled": true,
@@ -38398,6 +38984,11 @@ export interface operations {
                      */
                     "application/json": {
                         data: {
+                            /**
+                             * Format: date-time
+                             * @description Only when this update re-enabled a paused or failed subscription: since when it failed every attempt or stopped receiving events (POST .../recover with this as since sends them again)
+                             */
+                            missed_since?: string;
                             subscription: {
                                 batch_config: {
                                     enabled: boolean;
@@ -38440,6 +39031,8 @@ export interface operations {
                                  */
                                 updated_at: string;
                                 webhook_config: {
+                                    /** @description Deliveries per second at most; null: no limit */
+                                    rate_limit: number | null;
                                     retry_policy: {
                                         exponential_backoff: boolean;
                                         max_attempts: number;
@@ -39317,6 +39910,11 @@ export interface operations {
                     };
                     name?: string;
                     webhook_config?: {
+                        /**
+                         * @description Deliveries per second at most to the target, across all instances (fractions allowed: 0.5 is one every 2 s); null or absent: no limit. In an update, null removes the limit.
+                         * @example 5
+                         */
+                        rate_limit?: number | null;
                         retry_policy?: {
                             exponential_backoff?: boolean;
                             /** Format: int64 */
@@ -39379,7 +39977,8 @@ export interface operations {
                      *               "retry_delay_seconds": 30,
                      *               "exponential_backoff": true
                      *             },
-                     *             "timeout_seconds": 10
+                     *             "timeout_seconds": 10,
+                     *             "rate_limit": null
                      *           },
                      *           "batch_config": {
                      *             "enabled": true,
@@ -39402,6 +40001,11 @@ export interface operations {
                      */
                     "application/json": {
                         data: {
+                            /**
+                             * Format: date-time
+                             * @description Only when this update re-enabled a paused or failed subscription: since when it failed every attempt or stopped receiving events (POST .../recover with this as since sends them again)
+                             */
+                            missed_since?: string;
                             subscription: {
                                 batch_config: {
                                     enabled: boolean;
@@ -39444,6 +40048,8 @@ export interface operations {
                                  */
                                 updated_at: string;
                                 webhook_config: {
+                                    /** @description Deliveries per second at most; null: no limit */
+                                    rate_limit: number | null;
                                     retry_policy: {
                                         exponential_backoff: boolean;
                                         max_attempts: number;
@@ -40160,6 +40766,4331 @@ export interface operations {
                      *       },
                      *       "timestamp": "2026-11-25T17:33:11.646Z",
                      *       "request_id": "req_01m89w9gjx002cvghvfc0mdc35"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The system is in maintenance (SYSTEM_LOCKED) */
+            423: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SYSTEM_LOCKED",
+                     *         "message": "Database upgrade in progress",
+                     *         "details": {
+                     *           "message": "Database upgrade in progress",
+                     *           "estimated_end": "2026-11-21T21:12:26.123Z",
+                     *           "estimated_duration_minutes": 30
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after) */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMIT_EXCEEDED",
+                     *         "message": "Rate limit of 1000 requests per 3600 s exceeded",
+                     *         "details": {
+                     *           "bucket": "authenticated",
+                     *           "limit": 1000,
+                     *           "window_seconds": 3600
+                     *         },
+                     *         "retry_after": 1260
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR; details are logged, never shown) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An internal error occurred (request req_01jd8x2k4v6b1c2d3e4f5g6h7j)"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listSubscriptionDeliveryAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delivery_id: string;
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "attempts": [
+                     *           {
+                     *             "attempt": 1,
+                     *             "status": "failed",
+                     *             "attempted_at": "2026-11-25T17:32:32.602Z",
+                     *             "response_status": 503,
+                     *             "latency_ms": 4.118,
+                     *             "error": "HTTP 503",
+                     *             "next_attempt_at": "2026-11-25T17:32:33.602Z"
+                     *           },
+                     *           {
+                     *             "attempt": 2,
+                     *             "status": "delivered",
+                     *             "attempted_at": "2026-11-25T17:32:33.611Z",
+                     *             "response_status": 200,
+                     *             "latency_ms": 3.074,
+                     *             "error": null,
+                     *             "next_attempt_at": null
+                     *           }
+                     *         ]
+                     *       },
+                     *       "timestamp": "2026-11-25T17:32:33.731Z",
+                     *       "request_id": "req_01m89w8bhq000wss4tpg9pbn9a"
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            attempts: {
+                                /** @description Its number within the delivery, from 1 */
+                                attempt: number;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                attempted_at: string;
+                                error: string | null;
+                                /** @description How long it took */
+                                latency_ms: number | null;
+                                /** @description When the attempt failed and another followed: when that one was due */
+                                next_attempt_at: string | null;
+                                /** @description The HTTP status answered; null when no answer came (timeout, refused connection) */
+                                response_status: number | null;
+                                /**
+                                 * @description delivered, or failed (an error or a refusing answer; another attempt may follow)
+                                 * @example failed
+                                 */
+                                status: string;
+                            }[];
+                        };
+                        message?: string;
+                        request_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T20:42:26.123Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, wrong content type) or a domain rule refused it */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "The request body is not valid JSON",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient permissions, or the client address is blocked */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_EVENT_PERMISSIONS",
+                     *         "message": "Permission 'events:subscribe' is required",
+                     *         "details": {
+                     *           "required_permission": "events:subscribe"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "DELIVERY_NOT_FOUND",
+                     *         "message": "The delivery does not exist"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (VALIDATION_ERROR with field and reason) */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body: body is invalid",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "is invalid",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "is invalid"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The system is in maintenance (SYSTEM_LOCKED) */
+            423: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SYSTEM_LOCKED",
+                     *         "message": "Database upgrade in progress",
+                     *         "details": {
+                     *           "message": "Database upgrade in progress",
+                     *           "estimated_end": "2026-11-21T21:12:26.123Z",
+                     *           "estimated_duration_minutes": 30
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after) */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMIT_EXCEEDED",
+                     *         "message": "Rate limit of 1000 requests per 3600 s exceeded",
+                     *         "details": {
+                     *           "bucket": "authenticated",
+                     *           "limit": 1000,
+                     *           "window_seconds": 3600
+                     *         },
+                     *         "retry_after": 1260
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR; details are logged, never shown) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An internal error occurred (request req_01jd8x2k4v6b1c2d3e4f5g6h7j)"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resendSubscriptionDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                delivery_id: string;
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "delivery_id": "dlv_01m89w8bp4000q5x8r2vz3k7ya",
+                     *         "event_id": "evt_01m89w8aen0000hsjf4ebqnw0r",
+                     *         "status": "pending"
+                     *       },
+                     *       "timestamp": "2026-11-25T17:32:33.200Z",
+                     *       "request_id": "req_01m89w8bp2000e26cdns14rsd1"
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description The new delivery */
+                            delivery_id: string;
+                            event_id: string;
+                            /** @enum {string} */
+                            status: "pending";
+                        };
+                        message?: string;
+                        request_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T20:42:26.123Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, wrong content type) or a domain rule refused it */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "The request body is not valid JSON",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient permissions, or the client address is blocked */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_EVENT_PERMISSIONS",
+                     *         "message": "Permission 'events:subscribe' is required",
+                     *         "details": {
+                     *           "required_permission": "events:subscribe"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "DELIVERY_NOT_FOUND",
+                     *         "message": "The delivery does not exist"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RESOURCE_CONFLICT",
+                     *         "message": "The resource conflicts with an existing one"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PAYLOAD_TOO_LARGE",
+                     *         "message": "The request body exceeds the size limit",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "too large"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request content type is not supported (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *         "message": "The request content type is not supported"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (VALIDATION_ERROR with field and reason) */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body: body is invalid",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "is invalid",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "is invalid"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The system is in maintenance (SYSTEM_LOCKED) */
+            423: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SYSTEM_LOCKED",
+                     *         "message": "Database upgrade in progress",
+                     *         "details": {
+                     *           "message": "Database upgrade in progress",
+                     *           "estimated_end": "2026-11-21T21:12:26.123Z",
+                     *           "estimated_duration_minutes": 30
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after) */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMIT_EXCEEDED",
+                     *         "message": "Rate limit of 1000 requests per 3600 s exceeded",
+                     *         "details": {
+                     *           "bucket": "authenticated",
+                     *           "limit": 1000,
+                     *           "window_seconds": 3600
+                     *         },
+                     *         "retry_after": 1260
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR; details are logged, never shown) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An internal error occurred (request req_01jd8x2k4v6b1c2d3e4f5g6h7j)"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSubscriptionDeliveryTimeline: {
+        parameters: {
+            query?: {
+                /** @description Default: now */
+                end_time?: string;
+                /** @description Bucket width; at most 1000 buckets */
+                resolution?: "1m" | "5m" | "15m" | "1h" | "1d";
+                /** @description Default: end_time minus 24 hours */
+                start_time?: string;
+            };
+            header?: never;
+            path: {
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "time_range": {
+                     *           "start": "2026-11-24T17:32:33.700Z",
+                     *           "end": "2026-11-25T17:32:33.700Z",
+                     *           "resolution": "15m"
+                     *         },
+                     *         "buckets": [
+                     *           {
+                     *             "timestamp": "2026-11-25T17:30:00.000Z",
+                     *             "delivered": 3,
+                     *             "failed": 1
+                     *           }
+                     *         ],
+                     *         "totals": {
+                     *           "delivered": 3,
+                     *           "failed": 1
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-25T17:32:33.731Z",
+                     *       "request_id": "req_01m89w8bhq000wss4tpg9pbn9a"
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description Oldest first; buckets without attempts are left out */
+                            buckets: {
+                                /** @description Attempts answered with a 2xx */
+                                delivered: number;
+                                /** @description Attempts that failed: another status, a timeout, a refused or broken connection */
+                                failed: number;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                timestamp: string;
+                            }[];
+                            time_range: {
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                end: string;
+                                resolution: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                start: string;
+                            };
+                            totals: {
+                                delivered: number;
+                                failed: number;
+                            };
+                        };
+                        message?: string;
+                        request_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T20:42:26.123Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, wrong content type) or a domain rule refused it */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "The request body is not valid JSON",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient permissions, or the client address is blocked */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_EVENT_PERMISSIONS",
+                     *         "message": "Permission 'events:subscribe' is required",
+                     *         "details": {
+                     *           "required_permission": "events:subscribe"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SUBSCRIPTION_NOT_FOUND",
+                     *         "message": "Subscription 'sub_01m89w9ghr006tjkz2wr2y32h4' does not exist",
+                     *         "details": {
+                     *           "subscription_id": "sub_01m89w9ghr006tjkz2wr2y32h4"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-25T17:33:11.645Z",
+                     *       "request_id": "req_01m89w9gjx001zd3djjg8h4b3e"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (VALIDATION_ERROR with field and reason) */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body: body is invalid",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "is invalid",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "is invalid"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The system is in maintenance (SYSTEM_LOCKED) */
+            423: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SYSTEM_LOCKED",
+                     *         "message": "Database upgrade in progress",
+                     *         "details": {
+                     *           "message": "Database upgrade in progress",
+                     *           "estimated_end": "2026-11-21T21:12:26.123Z",
+                     *           "estimated_duration_minutes": 30
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after) */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMIT_EXCEEDED",
+                     *         "message": "Rate limit of 1000 requests per 3600 s exceeded",
+                     *         "details": {
+                     *           "bucket": "authenticated",
+                     *           "limit": 1000,
+                     *           "window_seconds": 3600
+                     *         },
+                     *         "retry_after": 1260
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR; details are logged, never shown) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An internal error occurred (request req_01jd8x2k4v6b1c2d3e4f5g6h7j)"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    recoverSubscriptionDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-25T00:00:00.000Z",
+                 *       "until": "2026-11-25T17:30:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Start of the window (inclusive)
+                     */
+                    since: string;
+                    /**
+                     * Format: date-time
+                     * @description End of the window; default now
+                     */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "task_id": "rcv_01m89w8bq0000t3m6c9d2w8f4h",
+                     *         "status": "pending"
+                     *       },
+                     *       "timestamp": "2026-11-25T17:32:33.260Z",
+                     *       "request_id": "req_01m89w8bpz000e26cdns14rcv1"
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            status: "pending";
+                            task_id: string;
+                        };
+                        message?: string;
+                        request_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T20:42:26.123Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, wrong content type) or a domain rule refused it */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "The request body is not valid JSON",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient permissions, or the client address is blocked */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_EVENT_PERMISSIONS",
+                     *         "message": "Permission 'events:subscribe' is required",
+                     *         "details": {
+                     *           "required_permission": "events:subscribe"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SUBSCRIPTION_NOT_FOUND",
+                     *         "message": "The subscription does not exist"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RESOURCE_CONFLICT",
+                     *         "message": "The resource conflicts with an existing one"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PAYLOAD_TOO_LARGE",
+                     *         "message": "The request body exceeds the size limit",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "too large"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request content type is not supported (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *         "message": "The request content type is not supported"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (VALIDATION_ERROR with field and reason) */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body: body is invalid",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "is invalid",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "is invalid"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The system is in maintenance (SYSTEM_LOCKED) */
+            423: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SYSTEM_LOCKED",
+                     *         "message": "Database upgrade in progress",
+                     *         "details": {
+                     *           "message": "Database upgrade in progress",
+                     *           "estimated_end": "2026-11-21T21:12:26.123Z",
+                     *           "estimated_duration_minutes": 30
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after) */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMIT_EXCEEDED",
+                     *         "message": "Rate limit of 1000 requests per 3600 s exceeded",
+                     *         "details": {
+                     *           "bucket": "authenticated",
+                     *           "limit": 1000,
+                     *           "window_seconds": 3600
+                     *         },
+                     *         "retry_after": 1260
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR; details are logged, never shown) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An internal error occurred (request req_01jd8x2k4v6b1c2d3e4f5g6h7j)"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rotateSubscriptionSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                subscription_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "secret": "EXAMPLE-rotated-signing",
+                 *       "overlap_hours": 24
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description How long the replaced secret keeps signing too; 0 ends it at once
+                     * @default 24
+                     */
+                    overlap_hours?: number;
+                    /** @description The new secret; generated when absent */
+                    secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "subscription": {
+                     *           "subscription_id": "sub_01m89w8ab6000s07e1sgfcmc9g",
+                     *           "name": "order-fulfilment",
+                     *           "status": "active",
+                     *           "enabled": true,
+                     *           "owner_id": "usr_01m89w8936000a29kvfnm6qhp0",
+                     *           "event_patterns": [
+                     *             "order.*"
+                     *           ],
+                     *           "filters": {
+                     *             "priority": {
+                     *               "min": 3
+                     *             }
+                     *           },
+                     *           "delivery_method": "webhook",
+                     *           "webhook_url": "https://hooks.example.com/hooks/orders",
+                     *           "webhook_config": {
+                     *             "url": "https://hooks.example.com/hooks/orders",
+                     *             "secret": "********",
+                     *             "retry_policy": {
+                     *               "max_attempts": 5,
+                     *               "retry_delay_seconds": 30,
+                     *               "exponential_backoff": true
+                     *             },
+                     *             "timeout_seconds": 10,
+                     *             "rate_limit": null
+                     *           },
+                     *           "batch_config": {
+                     *             "enabled": false,
+                     *             "max_batch_size": 100,
+                     *             "max_wait_time_seconds": 5
+                     *           },
+                     *           "plugin_id": null,
+                     *           "events_delivered": 3,
+                     *           "events_failed": 0,
+                     *           "success_rate": 1,
+                     *           "last_delivery": "2026-11-25T17:32:32.602Z",
+                     *           "last_error": null,
+                     *           "created_at": "2026-11-25T17:32:32.486Z",
+                     *           "updated_at": "2026-11-25T17:32:33.120Z"
+                     *         },
+                     *         "previous_secret_expires_at": "2026-11-26T17:32:33.120Z"
+                     *       },
+                     *       "timestamp": "2026-11-25T17:32:33.122Z",
+                     *       "request_id": "req_01m89w8bn9000e26cdns14rot1"
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description Until when deliveries also carry the signature of the replaced secret; null with no overlap */
+                            previous_secret_expires_at: string | null;
+                            /** @description The new secret, only when it was generated (shown in this response only) */
+                            secret?: string;
+                            subscription: {
+                                batch_config: {
+                                    enabled: boolean;
+                                    max_batch_size: number;
+                                    max_wait_time_seconds: number;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                created_at: string;
+                                delivery_method: string;
+                                enabled: boolean;
+                                event_patterns: string[];
+                                events_delivered: number;
+                                events_failed: number;
+                                filters: {
+                                    /** @description Dotted path in data → required value, or array of accepted values */
+                                    data_filters?: {
+                                        [key: string]: unknown;
+                                    };
+                                    priority?: {
+                                        max?: number;
+                                        min?: number;
+                                    };
+                                    source?: string[];
+                                };
+                                last_delivery: string | null;
+                                last_error: string | null;
+                                name: string;
+                                owner_id: string;
+                                plugin_id: string | null;
+                                status: "active" | "paused" | "error";
+                                subscription_id: string;
+                                /** @description 1 until a delivery has failed */
+                                success_rate: number;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                updated_at: string;
+                                webhook_config: {
+                                    /** @description Deliveries per second at most; null: no limit */
+                                    rate_limit: number | null;
+                                    retry_policy: {
+                                        exponential_backoff: boolean;
+                                        max_attempts: number;
+                                        retry_delay_seconds: number;
+                                    };
+                                    /** @description In full only in the creation response; masked after */
+                                    secret: string;
+                                    timeout_seconds: number;
+                                    url: string;
+                                } | null;
+                                webhook_url: string | null;
+                            };
+                        };
+                        message?: string;
+                        request_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T20:42:26.123Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, wrong content type) or a domain rule refused it */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "The request body is not valid JSON",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient permissions, or the client address is blocked */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INSUFFICIENT_EVENT_PERMISSIONS",
+                     *         "message": "Permission 'events:subscribe' is required",
+                     *         "details": {
+                     *           "required_permission": "events:subscribe"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SUBSCRIPTION_NOT_FOUND",
+                     *         "message": "The subscription does not exist"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PAYLOAD_TOO_LARGE",
+                     *         "message": "The request body exceeds the size limit",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "too large"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request content type is not supported (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *         "message": "The request content type is not supported"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (VALIDATION_ERROR with field and reason) */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body: body is invalid",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "is invalid",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "is invalid"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The system is in maintenance (SYSTEM_LOCKED) */
+            423: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SYSTEM_LOCKED",
+                     *         "message": "Database upgrade in progress",
+                     *         "details": {
+                     *           "message": "Database upgrade in progress",
+                     *           "estimated_end": "2026-11-21T21:12:26.123Z",
+                     *           "estimated_duration_minutes": 30
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after) */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMIT_EXCEEDED",
+                     *         "message": "Rate limit of 1000 requests per 3600 s exceeded",
+                     *         "details": {
+                     *           "bucket": "authenticated",
+                     *           "limit": 1000,
+                     *           "window_seconds": 3600
+                     *         },
+                     *         "retry_after": 1260
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR; details are logged, never shown) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An internal error occurred (request req_01jd8x2k4v6b1c2d3e4f5g6h7j)"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "event_types": [
+                     *           {
+                     *             "event_type": "order.created",
+                     *             "description": "A customer placed an order at checkout",
+                     *             "schema": {
+                     *               "type": "object",
+                     *               "required": [
+                     *                 "order_id",
+                     *                 "customer_id",
+                     *                 "total"
+                     *               ],
+                     *               "properties": {
+                     *                 "order_id": {
+                     *                   "type": "string",
+                     *                   "pattern": "^ord_"
+                     *                 },
+                     *                 "customer_id": {
+                     *                   "type": "string"
+                     *                 },
+                     *                 "total": {
+                     *                   "type": "number",
+                     *                   "minimum": 0
+                     *                 },
+                     *                 "currency": {
+                     *                   "type": "string",
+                     *                   "enum": [
+                     *                     "EUR",
+                     *                     "USD",
+                     *                     "GBP"
+                     *                   ]
+                     *                 }
+                     *               }
+                     *             },
+                     *             "examples": [
+                     *               {
+                     *                 "order_id": "ord_10452",
+                     *                 "customer_id": "cus_2231",
+                     *                 "total": 149.9,
+                     *                 "currency": "EUR"
+                     *               }
+                     *             ],
+                     *             "registered_by": "admin",
+                     *             "updated_by": "admin",
+                     *             "created_at": "2026-11-26T17:28:51.841Z",
+                     *             "updated_at": "2026-11-26T17:28:52.037Z",
+                     *             "listeners": {
+                     *               "subscriptions": [
+                     *                 {
+                     *                   "subscription_id": "sub_01m8cee6aw000grsvtgmks3v7t",
+                     *                   "name": "order-fulfilment",
+                     *                   "status": "active"
+                     *                 }
+                     *               ],
+                     *               "plugins": []
+                     *             }
+                     *           }
+                     *         ],
+                     *         "catalogue_strict": false
+                     *       },
+                     *       "timestamp": "2026-11-26T17:28:52.423Z",
+                     *       "request_id": "req_01m8ceeadx000hqemcktzzp3qh"
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description events.catalogue_strict: whether emits of a type not listed here are refused */
+                            catalogue_strict: boolean;
+                            event_types: {
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                created_at: string;
+                                description: string;
+                                /** @example order.created */
+                                event_type: string;
+                                examples: {
+                                    [key: string]: unknown;
+                                }[];
+                                listeners: {
+                                    /** @description Ids of the installed plugins with a subscription whose patterns match the type */
+                                    plugins: string[];
+                                    /** @description Webhook subscriptions whose patterns match the type: the caller's own; an admin's, all */
+                                    subscriptions: {
+                                        name: string;
+                                        /** @example active */
+                                        status: string;
+                                        subscription_id: string;
+                                    }[];
+                                };
+                                /**
+                                 * @description `admin`, or `plugin:<id>` for a type declared in an installed plugin’s manifest
+                                 * @example admin
+                                 */
+                                registered_by: string;
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                updated_at: string;
+                                /** @description The administrator who last changed it, or the plugin id */
+                                updated_by: string;
+                            }[];
+                        };
+                        message?: string;
+                        request_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T20:42:26.123Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient permissions, or the client address is blocked */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHORIZATION_DENIED",
+                     *         "message": "Requests from this address are blocked",
+                     *         "details": {
+                     *           "reason": "ip_blocked"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The system is in maintenance (SYSTEM_LOCKED) */
+            423: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SYSTEM_LOCKED",
+                     *         "message": "Database upgrade in progress",
+                     *         "details": {
+                     *           "message": "Database upgrade in progress",
+                     *           "estimated_end": "2026-11-21T21:12:26.123Z",
+                     *           "estimated_duration_minutes": 30
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after) */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMIT_EXCEEDED",
+                     *         "message": "Rate limit of 1000 requests per 3600 s exceeded",
+                     *         "details": {
+                     *           "bucket": "authenticated",
+                     *           "limit": 1000,
+                     *           "window_seconds": 3600
+                     *         },
+                     *         "retry_after": 1260
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR; details are logged, never shown) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An internal error occurred (request req_01jd8x2k4v6b1c2d3e4f5g6h7j)"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getEventType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An exact event type: 1–10 dot-separated segments of [A-Za-z0-9_-], no wildcards
+                 * @example order.created
+                 */
+                event_type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "event_type": {
+                     *           "event_type": "order.created",
+                     *           "description": "A customer placed an order at checkout",
+                     *           "schema": {
+                     *             "type": "object",
+                     *             "required": [
+                     *               "order_id",
+                     *               "customer_id",
+                     *               "total"
+                     *             ],
+                     *             "properties": {
+                     *               "order_id": {
+                     *                 "type": "string",
+                     *                 "pattern": "^ord_"
+                     *               },
+                     *               "customer_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "total": {
+                     *                 "type": "number",
+                     *                 "minimum": 0
+                     *               },
+                     *               "currency": {
+                     *                 "type": "string",
+                     *                 "enum": [
+                     *                   "EUR",
+                     *                   "USD",
+                     *                   "GBP"
+                     *                 ]
+                     *               }
+                     *             }
+                     *           },
+                     *           "examples": [
+                     *             {
+                     *               "order_id": "ord_10452",
+                     *               "customer_id": "cus_2231",
+                     *               "total": 149.9,
+                     *               "currency": "EUR"
+                     *             }
+                     *           ],
+                     *           "registered_by": "admin",
+                     *           "updated_by": "admin",
+                     *           "created_at": "2026-11-26T17:28:51.841Z",
+                     *           "updated_at": "2026-11-26T17:28:52.037Z",
+                     *           "listeners": {
+                     *             "subscriptions": [
+                     *               {
+                     *                 "subscription_id": "sub_01m8cee6aw000grsvtgmks3v7t",
+                     *                 "name": "order-fulfilment",
+                     *                 "status": "active"
+                     *               }
+                     *             ],
+                     *             "plugins": []
+                     *           }
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-26T17:28:52.534Z",
+                     *       "request_id": "req_01m8ceeag0000bzeg7qwz221zs"
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            event_type: {
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                created_at: string;
+                                description: string;
+                                /** @example order.created */
+                                event_type: string;
+                                examples: {
+                                    [key: string]: unknown;
+                                }[];
+                                listeners: {
+                                    /** @description Ids of the installed plugins with a subscription whose patterns match the type */
+                                    plugins: string[];
+                                    /** @description Webhook subscriptions whose patterns match the type: the caller's own; an admin's, all */
+                                    subscriptions: {
+                                        name: string;
+                                        /** @example active */
+                                        status: string;
+                                        subscription_id: string;
+                                    }[];
+                                };
+                                /**
+                                 * @description `admin`, or `plugin:<id>` for a type declared in an installed plugin’s manifest
+                                 * @example admin
+                                 */
+                                registered_by: string;
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                updated_at: string;
+                                /** @description The administrator who last changed it, or the plugin id */
+                                updated_by: string;
+                            };
+                        };
+                        message?: string;
+                        request_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T20:42:26.123Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, wrong content type) or a domain rule refused it */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "The request body is not valid JSON",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient permissions, or the client address is blocked */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHORIZATION_DENIED",
+                     *         "message": "Requests from this address are blocked",
+                     *         "details": {
+                     *           "reason": "ip_blocked"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RESOURCE_NOT_FOUND",
+                     *         "message": "event type 'unknown' does not exist",
+                     *         "details": {
+                     *           "resource": "event type",
+                     *           "id": "unknown"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-26T17:29:58.537Z",
+                     *       "request_id": "req_01m8cegb02001q28bjddecbybp"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (VALIDATION_ERROR with field and reason) */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "A path parameter is too long",
+                     *         "details": {
+                     *           "field": "params",
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-26T17:29:58.572Z",
+                     *       "request_id": "req_01m8cegb1b000ma4th2pq7tag5"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The system is in maintenance (SYSTEM_LOCKED) */
+            423: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SYSTEM_LOCKED",
+                     *         "message": "Database upgrade in progress",
+                     *         "details": {
+                     *           "message": "Database upgrade in progress",
+                     *           "estimated_end": "2026-11-21T21:12:26.123Z",
+                     *           "estimated_duration_minutes": 30
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after) */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMIT_EXCEEDED",
+                     *         "message": "Rate limit of 1000 requests per 3600 s exceeded",
+                     *         "details": {
+                     *           "bucket": "authenticated",
+                     *           "limit": 1000,
+                     *           "window_seconds": 3600
+                     *         },
+                     *         "retry_after": 1260
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR; details are logged, never shown) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An internal error occurred (request req_01jd8x2k4v6b1c2d3e4f5g6h7j)"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    putEventType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An exact event type: 1–10 dot-separated segments of [A-Za-z0-9_-], no wildcards
+                 * @example order.created
+                 */
+                event_type: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": "An order was placed",
+                 *       "schema": {
+                 *         "type": "object",
+                 *         "required": [
+                 *           "order_id",
+                 *           "customer_id",
+                 *           "total"
+                 *         ],
+                 *         "properties": {
+                 *           "order_id": {
+                 *             "type": "string",
+                 *             "pattern": "^ord_"
+                 *           },
+                 *           "customer_id": {
+                 *             "type": "string"
+                 *           },
+                 *           "total": {
+                 *             "type": "number",
+                 *             "minimum": 0
+                 *           },
+                 *           "currency": {
+                 *             "type": "string",
+                 *             "enum": [
+                 *               "EUR",
+                 *               "USD",
+                 *               "GBP"
+                 *             ]
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    description?: string;
+                    /** @description Example data payloads; each must match the schema */
+                    examples?: {
+                        [key: string]: unknown;
+                    }[];
+                    /**
+                     * @description JSON Schema (draft-07, with the formats of ajv-formats) of the event data; unknown keywords are refused
+                     * @example {
+                     *       "type": "object",
+                     *       "required": [
+                     *         "order_id",
+                     *         "amount"
+                     *       ],
+                     *       "properties": {
+                     *         "order_id": {
+                     *           "type": "string"
+                     *         },
+                     *         "amount": {
+                     *           "type": "number",
+                     *           "minimum": 0
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    schema: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "event_type": {
+                     *           "event_type": "order.created",
+                     *           "description": "A customer placed an order at checkout",
+                     *           "schema": {
+                     *             "type": "object",
+                     *             "required": [
+                     *               "order_id",
+                     *               "customer_id",
+                     *               "total"
+                     *             ],
+                     *             "properties": {
+                     *               "order_id": {
+                     *                 "type": "string",
+                     *                 "pattern": "^ord_"
+                     *               },
+                     *               "customer_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "total": {
+                     *                 "type": "number",
+                     *                 "minimum": 0
+                     *               },
+                     *               "currency": {
+                     *                 "type": "string",
+                     *                 "enum": [
+                     *                   "EUR",
+                     *                   "USD",
+                     *                   "GBP"
+                     *                 ]
+                     *               }
+                     *             }
+                     *           },
+                     *           "examples": [
+                     *             {
+                     *               "order_id": "ord_10452",
+                     *               "customer_id": "cus_2231",
+                     *               "total": 149.9,
+                     *               "currency": "EUR"
+                     *             }
+                     *           ],
+                     *           "registered_by": "admin",
+                     *           "updated_by": "admin",
+                     *           "created_at": "2026-11-26T17:28:51.841Z",
+                     *           "updated_at": "2026-11-26T17:28:52.037Z",
+                     *           "listeners": {
+                     *             "subscriptions": [
+                     *               {
+                     *                 "subscription_id": "sub_01m8cee6aw000grsvtgmks3v7t",
+                     *                 "name": "order-fulfilment",
+                     *                 "status": "active"
+                     *               }
+                     *             ],
+                     *             "plugins": []
+                     *           }
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-26T17:28:52.132Z",
+                     *       "request_id": "req_01m8ceea23000zzhd8ck0xj28a"
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            event_type: {
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                created_at: string;
+                                description: string;
+                                /** @example order.created */
+                                event_type: string;
+                                examples: {
+                                    [key: string]: unknown;
+                                }[];
+                                listeners: {
+                                    /** @description Ids of the installed plugins with a subscription whose patterns match the type */
+                                    plugins: string[];
+                                    /** @description Webhook subscriptions whose patterns match the type: the caller's own; an admin's, all */
+                                    subscriptions: {
+                                        name: string;
+                                        /** @example active */
+                                        status: string;
+                                        subscription_id: string;
+                                    }[];
+                                };
+                                /**
+                                 * @description `admin`, or `plugin:<id>` for a type declared in an installed plugin’s manifest
+                                 * @example admin
+                                 */
+                                registered_by: string;
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                updated_at: string;
+                                /** @description The administrator who last changed it, or the plugin id */
+                                updated_by: string;
+                            };
+                        };
+                        message?: string;
+                        request_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T20:42:26.123Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "event_type": {
+                     *           "event_type": "order.created",
+                     *           "description": "An order was placed",
+                     *           "schema": {
+                     *             "type": "object",
+                     *             "required": [
+                     *               "order_id",
+                     *               "customer_id",
+                     *               "total"
+                     *             ],
+                     *             "properties": {
+                     *               "order_id": {
+                     *                 "type": "string",
+                     *                 "pattern": "^ord_"
+                     *               },
+                     *               "customer_id": {
+                     *                 "type": "string"
+                     *               },
+                     *               "total": {
+                     *                 "type": "number",
+                     *                 "minimum": 0
+                     *               },
+                     *               "currency": {
+                     *                 "type": "string",
+                     *                 "enum": [
+                     *                   "EUR",
+                     *                   "USD",
+                     *                   "GBP"
+                     *                 ]
+                     *               }
+                     *             }
+                     *           },
+                     *           "examples": [],
+                     *           "registered_by": "admin",
+                     *           "updated_by": "admin",
+                     *           "created_at": "2026-11-26T17:28:51.841Z",
+                     *           "updated_at": "2026-11-26T17:28:51.841Z",
+                     *           "listeners": {
+                     *             "subscriptions": [
+                     *               {
+                     *                 "subscription_id": "sub_01m8cee6aw000grsvtgmks3v7t",
+                     *                 "name": "order-fulfilment",
+                     *                 "status": "active"
+                     *               }
+                     *             ],
+                     *             "plugins": []
+                     *           }
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-26T17:28:51.955Z",
+                     *       "request_id": "req_01m8cee8ye00036xr6ccb2d4tk"
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            event_type: {
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                created_at: string;
+                                description: string;
+                                /** @example order.created */
+                                event_type: string;
+                                examples: {
+                                    [key: string]: unknown;
+                                }[];
+                                listeners: {
+                                    /** @description Ids of the installed plugins with a subscription whose patterns match the type */
+                                    plugins: string[];
+                                    /** @description Webhook subscriptions whose patterns match the type: the caller's own; an admin's, all */
+                                    subscriptions: {
+                                        name: string;
+                                        /** @example active */
+                                        status: string;
+                                        subscription_id: string;
+                                    }[];
+                                };
+                                /**
+                                 * @description `admin`, or `plugin:<id>` for a type declared in an installed plugin’s manifest
+                                 * @example admin
+                                 */
+                                registered_by: string;
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-21T20:42:26.123Z
+                                 */
+                                updated_at: string;
+                                /** @description The administrator who last changed it, or the plugin id */
+                                updated_by: string;
+                            };
+                        };
+                        message?: string;
+                        request_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T20:42:26.123Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, wrong content type) or a domain rule refused it */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INVALID_EVENT_TYPE",
+                     *         "message": "'order.*' must be an exact event type (1–10 dot-separated segments, no wildcards)",
+                     *         "details": {
+                     *           "field": "event_type",
+                     *           "value": "order.*"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-26T17:28:52.148Z",
+                     *       "request_id": "req_01m8ceea5k0004dtfn4xa40cda"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient permissions, or the client address is blocked */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "ADMIN_REQUIRED",
+                     *         "message": "Administrator privileges are required",
+                     *         "details": {
+                     *           "required_role": "admin"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RESOURCE_NOT_FOUND",
+                     *         "message": "The requested resource does not exist"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RESOURCE_CONFLICT",
+                     *         "message": "The resource conflicts with an existing one"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PAYLOAD_TOO_LARGE",
+                     *         "message": "The request body exceeds the size limit",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "too large"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request content type is not supported (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *         "message": "The request content type is not supported"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (VALIDATION_ERROR with field and reason) */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "Invalid body: unexpected_field unknown field",
+                     *         "details": {
+                     *           "field": "unexpected_field",
+                     *           "reason": "unknown field",
+                     *           "errors": [
+                     *             {
+                     *               "field": "unexpected_field",
+                     *               "reason": "unknown field"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-26T17:29:58.649Z",
+                     *       "request_id": "req_01m8cegb3r00038pfswef8rw1z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The system is in maintenance (SYSTEM_LOCKED) */
+            423: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SYSTEM_LOCKED",
+                     *         "message": "Database upgrade in progress",
+                     *         "details": {
+                     *           "message": "Database upgrade in progress",
+                     *           "estimated_end": "2026-11-21T21:12:26.123Z",
+                     *           "estimated_duration_minutes": 30
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RATE_LIMIT_EXCEEDED, with retry_after) */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RATE_LIMIT_EXCEEDED",
+                     *         "message": "Rate limit of 1000 requests per 3600 s exceeded",
+                     *         "details": {
+                     *           "bucket": "authenticated",
+                     *           "limit": 1000,
+                     *           "window_seconds": 3600
+                     *         },
+                     *         "retry_after": 1260
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal error (INTERNAL_ERROR; details are logged, never shown) */
+            500: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "INTERNAL_ERROR",
+                     *         "message": "An internal error occurred (request req_01jd8x2k4v6b1c2d3e4f5g6h7j)"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A backing service (database, Redis) is unavailable (SERVICE_UNAVAILABLE); retry after Retry-After */
+            503: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "SERVICE_UNAVAILABLE",
+                     *         "message": "A backing service is unavailable; retry shortly"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteEventType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An exact event type: 1–10 dot-separated segments of [A-Za-z0-9_-], no wildcards
+                 * @example order.created
+                 */
+                event_type: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "The event type 'cart.abandoned' was removed from the catalogue",
+                     *       "timestamp": "2026-11-26T17:28:52.406Z",
+                     *       "request_id": "req_01m8ceea88000w2xd5244ckjd0"
+                     *     }
+                     */
+                    "application/json": {
+                        message: string;
+                        request_id: string;
+                        /** @enum {boolean} */
+                        success: true;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-21T20:42:26.123Z
+                         */
+                        timestamp: string;
+                    };
+                };
+            };
+            /** @description Malformed request (bad JSON, wrong content type) or a domain rule refused it */
+            400: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "The request body is not valid JSON",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "malformed JSON",
+                     *           "errors": [
+                     *             {
+                     *               "field": "body",
+                     *               "reason": "malformed JSON"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Authentication missing or invalid (AUTHENTICATION_FAILED) */
+            401: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "AUTHENTICATION_FAILED",
+                     *         "message": "Authentication is required",
+                     *         "details": {
+                     *           "reason": "missing_credentials"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Insufficient permissions, or the client address is blocked */
+            403: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "ADMIN_REQUIRED",
+                     *         "message": "Administrator privileges are required",
+                     *         "details": {
+                     *           "required_role": "admin"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RESOURCE_NOT_FOUND",
+                     *         "message": "The requested resource does not exist"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RESOURCE_CONFLICT",
+                     *         "message": "The resource conflicts with an existing one"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Payload too large */
+            413: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "PAYLOAD_TOO_LARGE",
+                     *         "message": "The request body exceeds the size limit",
+                     *         "details": {
+                     *           "field": "body",
+                     *           "reason": "too large"
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request content type is not supported (UNSUPPORTED_MEDIA_TYPE) */
+            415: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *         "message": "The request content type is not supported"
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (VALIDATION_ERROR with field and reason) */
+            422: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "VALIDATION_ERROR",
+                     *         "message": "A path parameter is too long",
+                     *         "details": {
+                     *           "field": "params",
+                     *           "reason": "too long",
+                     *           "errors": [
+                     *             {
+                     *               "field": "params",
+                     *               "reason": "too long"
+                     *             }
+                     *           ]
+                     *         }
+                     *       },
+                     *       "timestamp": "2026-11-26T17:29:58.689Z",
+                     *       "request_id": "req_01m8cegb51000x5mwwe6hpb4qd"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorEnvelope"];
@@ -44289,6 +49220,7 @@ export interface operations {
                      *       "data": {
                      *         "plugin": {
                      *           "id": "audit-forwarder",
+                     *           "version": "1.0.0",
                      *           "manifest": {
                      *             "name": "audit-forwarder",
                      *             "version": "1.0.0",
@@ -44467,6 +49399,11 @@ export interface operations {
                                 /** @description Names of its durable event subscriptions */
                                 subscriptions: string[];
                                 task_types: string[];
+                                /**
+                                 * @description The installed version, as in the list items
+                                 * @example 1.0.0
+                                 */
+                                version: string;
                             };
                         };
                         message?: string;
@@ -44986,6 +49923,8 @@ export interface operations {
                             task: {
                                 /** @description Executions so far (above 1 only for resumed tasks) */
                                 attempts: number;
+                                /** @description Whether DELETE /api/v1/tasks/{id} cancels it now: false once it has ended, or once it is past the point where stopping would leave its work half done (a restore from its database step on) */
+                                cancellable?: boolean;
                                 cancelled_at: string | null;
                                 completed_at: string | null;
                                 /**
@@ -45234,6 +50173,8 @@ export interface operations {
                             task: {
                                 /** @description Executions so far (above 1 only for resumed tasks) */
                                 attempts: number;
+                                /** @description Whether DELETE /api/v1/tasks/{id} cancels it now: false once it has ended, or once it is past the point where stopping would leave its work half done (a restore from its database step on) */
+                                cancellable?: boolean;
                                 cancelled_at: string | null;
                                 completed_at: string | null;
                                 /**
@@ -46311,6 +51252,8 @@ export interface operations {
                             task: {
                                 /** @description Executions so far (above 1 only for resumed tasks) */
                                 attempts: number;
+                                /** @description Whether DELETE /api/v1/tasks/{id} cancels it now: false once it has ended, or once it is past the point where stopping would leave its work half done (a restore from its database step on) */
+                                cancellable?: boolean;
                                 cancelled_at: string | null;
                                 completed_at: string | null;
                                 /**
@@ -46559,6 +51502,8 @@ export interface operations {
                             task: {
                                 /** @description Executions so far (above 1 only for resumed tasks) */
                                 attempts: number;
+                                /** @description Whether DELETE /api/v1/tasks/{id} cancels it now: false once it has ended, or once it is past the point where stopping would leave its work half done (a restore from its database step on) */
+                                cancellable?: boolean;
                                 cancelled_at: string | null;
                                 completed_at: string | null;
                                 /**
@@ -47227,7 +52172,8 @@ export interface operations {
                      *         "scan_id": "scn_01m89w8hp2000wjzfvh3af6exm",
                      *         "status": "started",
                      *         "type": "full",
-                     *         "estimated_duration_ms": null,
+                     *         "estimated_duration_ms": 12,
+                     *         "estimate_basis": "recent_scans",
                      *         "components_to_scan": [
                      *           "configuration",
                      *           "permissions",
@@ -47249,8 +52195,10 @@ export interface operations {
                              * @example 2026-11-21T20:42:26.123Z
                              */
                             created_at: string;
-                            /** @description Mean duration of the last ten completed scans; null before the first one */
-                            estimated_duration_ms: number | null;
+                            /** @description `recent_scans`: every part measured; `component_counts`: some part estimated a priori from the number of rows the components read (no recent measurement) */
+                            estimate_basis: "recent_scans" | "component_counts";
+                            /** @description Each requested check's mean measured duration in the last ten completed scans, plus their mean bookkeeping time; checks no recent scan ran are estimated from the rows they read (see estimate_basis) */
+                            estimated_duration_ms: number;
                             scan_id: string;
                             severity_threshold: string;
                             /** @enum {string} */
@@ -50923,6 +55871,8 @@ export interface operations {
                             tasks: {
                                 /** @description Executions so far (above 1 only for resumed tasks) */
                                 attempts: number;
+                                /** @description Whether DELETE /api/v1/tasks/{id} cancels it now: false once it has ended, or once it is past the point where stopping would leave its work half done (a restore from its database step on) */
+                                cancellable?: boolean;
                                 cancelled_at: string | null;
                                 completed_at: string | null;
                                 /**
@@ -51369,6 +56319,8 @@ export interface operations {
                         data: {
                             /** @description Executions so far (above 1 only for resumed tasks) */
                             attempts: number;
+                            /** @description Whether DELETE /api/v1/tasks/{id} cancels it now: false once it has ended, or once it is past the point where stopping would leave its work half done (a restore from its database step on) */
+                            cancellable?: boolean;
                             cancelled_at: string | null;
                             completed_at: string | null;
                             /**
@@ -52653,7 +57605,13 @@ export interface operations {
     createUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the same input (per user, for `server.idempotency_ttl_seconds`, 24 hours by default) answers the first answer again, with `Idempotent-Replayed: true`, instead of creating a second resource. The same key with a different input is refused with 409 IDEMPOTENCY_KEY_REUSED; while the first request still runs, a repeat waits for its answer up to 5 s, then gets 409 IDEMPOTENCY_KEY_IN_PROGRESS. Only 2xx answers are kept: after an error the key is free again.
+                 * @example order-4711-create
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -52696,6 +57654,8 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    /** @description Present on an answer replayed for a repeated Idempotency-Key: the first answer, unchanged. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Requests allowed in the current window */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
@@ -55711,7 +60671,13 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry: a repeat with the same key and the same input (per user, for `server.idempotency_ttl_seconds`, 24 hours by default) answers the first answer again, with `Idempotent-Replayed: true`, instead of creating a second resource. The same key with a different input is refused with 409 IDEMPOTENCY_KEY_REUSED; while the first request still runs, a repeat waits for its answer up to 5 s, then gets 409 IDEMPOTENCY_KEY_IN_PROGRESS. Only 2xx answers are kept: after an error the key is free again.
+                 * @example order-4711-create
+                 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -55747,6 +60713,8 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    /** @description Present on an answer replayed for a repeated Idempotency-Key: the first answer, unchanged. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description Requests allowed in the current window */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window */
@@ -55911,6 +60879,36 @@ export interface operations {
                      *         "details": {
                      *           "required_permission": "events:subscribe"
                      *         }
+                     *       },
+                     *       "timestamp": "2026-11-21T20:42:26.123Z",
+                     *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict with the current state */
+            409: {
+                headers: {
+                    /** @description Requests allowed in the current window */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the window ends (Unix epoch seconds) */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Length of the window in seconds */
+                    "X-RateLimit-Window"?: number;
+                    /** @description The request id (echoed when the client sent a well-formed one) */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "error": {
+                     *         "code": "RESOURCE_CONFLICT",
+                     *         "message": "The resource conflicts with an existing one"
                      *       },
                      *       "timestamp": "2026-11-21T20:42:26.123Z",
                      *       "request_id": "req_01jd8x2k4v6b1c2d3e4f5g6h7j"

@@ -1,0 +1,196 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import stringify from 'safe-stable-stringify';
+import type { PlatformConfig } from '../config/config-schema.js';
+import type {
+  ClaimOutcome,
+  HeldKey,
+  IdempotencyKeyRef,
+  IdempotencyStore,
+} from '../storage/idempotency-store.js';
+import { AppError } from './app-error.js';
+import type { App } from './app-type.js';
+import { withIdempotencyHeaders } from './idempotency-schemas.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A creating route that takes an `Idempotency-Key` header: a repeat with the same key and input answers the
+     * first answer again instead of creating a second resource (src/http/idempotency.ts).
+     */
+    idempotent?: boolean;
+    /**
+     * For a route that writes `idempotencyRef` in its own transaction: the answer for what a request under that
+     * key already committed, if anything. Consulted when the key is claimed or held by a request that does not
+     * answer (its process died after the commit, before the answer was stored), so a retry replays instead of
+     * creating again (ADR 0011). `since`: what was committed before it is past the key's lifetime.
+     */
+    idempotentCommitted?: (request: FastifyRequest, ref: string, since: string) => Promise<unknown>;
+  }
+}
+
+/** Stored answers are sealed (events/event-cipher.ts): a subscription's answer holds its signing secret. */
+interface AnswerCipher {
+  seal(plain: string): string;
+  open(sealed: string): string;
+}
+
+/** How long a request that finds its key held by a running one waits for that one's answer. */
+const WAIT_MS = 5_000;
+/**
+ * How long a running request holds its key before another may take it over: longer than any creating route
+ * takes, so only a request whose instance died loses its key (it never answered, so nothing is replayed).
+ */
+const LEASE_MS = 60_000;
+const FIRST_POLL_MS = 20;
+const JSON_TYPE = 'application/json; charset=utf-8';
+const MAX_POLL_MS = 250;
+
+/** Answers of these statuses are stored and replayed; any other lets the key go, so a retry runs again. */
+const stored = (status: number) => status >= 200 && status < 300;
+
+/**
+ * `Idempotency-Key` on the routes that declare `config: { idempotent: true }`, as one piece: the header and
+ * the replay header in their schemas (so in the OpenAPI document), a preHandler that claims the key or
+ * replays its answer, and an onSend hook that stores a 2xx answer or lets the key go. Keys are per user (an
+ * API key's owner), kept `server.idempotency_ttl_seconds` after their answer. A request without the header
+ * does no work here at all beyond one property read.
+ *
+ * Registered before the routes (its onRoute hook must see them) and before the OpenAPI document.
+ */
+export function registerIdempotency(
+  app: App,
+  deps: { store: IdempotencyStore; cfg: () => PlatformConfig; cipher: AnswerCipher },
+): void {
+  const { store, cfg, cipher } = deps;
+  const held = new WeakMap<FastifyRequest, HeldKey>();
+  const ttlMs = () => cfg().server.idempotency_ttl_seconds * 1000;
+
+  /** Claims the key (the route runs), replays its answer, or throws the refusal. */
+  const claimOrReplay = async (request: FastifyRequest, reply: FastifyReply, ref: IdempotencyKeyRef) => {
+    const fingerprint = fingerprintOf(request);
+    const outcome = await settle(store, ref, fingerprint, ttlMs());
+    const committed = request.routeOptions.config.idempotentCommitted;
+    const replayCommitted = async () => {
+      // Only within the key's lifetime: a key forgotten after its TTL creates anew.
+      const since = new Date(Date.now() - ttlMs()).toISOString();
+      const answer = committed ? await committed(request, idempotencyRef(ref), since) : undefined;
+      if (answer !== undefined) reply.code(201).header('idempotent-replayed', 'true').send(answer);
+      return answer !== undefined;
+    };
+    if (outcome.state === 'claimed') {
+      // Stored by onSend as the key's answer when what an earlier holder committed is replayed.
+      held.set(request, outcome.held);
+      await replayCommitted();
+      return;
+    }
+    if (outcome.fingerprint !== fingerprint) {
+      throw new AppError('IDEMPOTENCY_KEY_REUSED', undefined, {
+        details: { header: 'Idempotency-Key', key: ref.key, reason: 'used before for a different request' },
+      });
+    }
+    if (outcome.state === 'running') {
+      if (await replayCommitted()) return;
+      throw new AppError('IDEMPOTENCY_KEY_IN_PROGRESS', undefined, {
+        details: { header: 'Idempotency-Key', key: ref.key, waited_ms: WAIT_MS },
+        headers: { 'retry-after': '1' },
+      });
+    }
+    // The first answer, byte for byte (its request_id and timestamp included).
+    const body = cipher.open(outcome.body);
+    reply.code(outcome.statusCode).header('idempotent-replayed', 'true').type(JSON_TYPE).send(body);
+  };
+
+  // Callback style: a request without the header costs no promise.
+  const preHandler = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    const key = request.headers['idempotency-key'];
+    if (typeof key !== 'string' || !request.principal) {
+      done();
+      return;
+    }
+    claimOrReplay(request, reply, { scope: request.principal.userId, key }).then(
+      () => {
+        if (!reply.sent) done();
+      },
+      (err: Error) => done(err),
+    );
+  };
+
+  const keep = async (request: FastifyRequest, reply: FastifyReply, payload: unknown, claim: HeldKey) => {
+    held.delete(request);
+    try {
+      if (stored(reply.statusCode) && typeof payload === 'string')
+        await store.complete(claim, reply.statusCode, cipher.seal(payload), ttlMs());
+      else await store.release(claim);
+    } catch (err) {
+      // The answer still goes out; the key stays held until its lease ends, then a retry runs again.
+      request.log.error({ err }, 'could not store the answer of an idempotent request');
+    }
+  };
+  // Callback style too: an answer to a request without the header costs no promise.
+  const onSend = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (err: Error | null, payload?: unknown) => void,
+  ): void => {
+    const claim = held.get(request);
+    if (!claim) {
+      done(null, payload);
+      return;
+    }
+    keep(request, reply, payload, claim).then(() => done(null, payload), done);
+  };
+
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.config?.idempotent !== true) return;
+    route.schema = withIdempotencyHeaders(route.schema ?? {});
+    route.preHandler = [...[route.preHandler ?? []].flat(), preHandler as never];
+    // First of the route's onSend hooks: it must see the serialized answer, before compression.
+    route.onSend = [onSend as never, ...[route.onSend ?? []].flat()];
+  });
+}
+
+/**
+ * Claims the key, or waits (bounded) while another request holding it runs: for its answer, or for the key
+ * to come free (it failed) and be claimed by this one.
+ */
+async function settle(
+  store: IdempotencyStore,
+  ref: IdempotencyKeyRef,
+  fingerprint: string,
+  ttlMs: number,
+): Promise<ClaimOutcome> {
+  const times = { ttlMs, leaseMs: LEASE_MS };
+  let outcome = await store.claim(ref, fingerprint, times);
+  const deadline = Date.now() + WAIT_MS;
+  let pause = FIRST_POLL_MS;
+  while (outcome.state === 'running' && outcome.fingerprint === fingerprint && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, deadline - Date.now())));
+    pause = Math.min(MAX_POLL_MS, pause * 1.5);
+    const holder = await store.peek(ref);
+    outcome = holder === 'free' ? await store.claim(ref, fingerprint, times) : holder;
+  }
+  return outcome;
+}
+
+/** The digest of a caller's Idempotency-Key that a route stores with what it creates (idempotentCommitted). */
+export function idempotencyRef(ref: IdempotencyKeyRef): string {
+  return createHash('sha256').update(`${ref.scope}\n${ref.key}`).digest('base64url');
+}
+
+/** The `idempotencyRef` of a request's Idempotency-Key, or undefined without one. */
+export function requestIdempotencyRef(request: FastifyRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  return typeof key === 'string' && request.principal
+    ? idempotencyRef({ scope: request.principal.userId, key })
+    : undefined;
+}
+
+/** What makes two requests the same: method, route, and their parsed input with keys in a stable order. */
+function fingerprintOf(request: FastifyRequest): string {
+  const input = stringify({ params: request.params, query: request.query, body: request.body ?? null });
+  return createHash('sha256')
+    .update(`${request.method} ${request.routeOptions.url ?? ''}\n${input ?? ''}`)
+    .digest('base64url');
+}

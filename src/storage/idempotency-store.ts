@@ -1,0 +1,165 @@
+import type { Kysely } from 'kysely';
+import { newId } from '../kernel/new-id.js';
+import type { Tables } from './tables.js';
+
+/** One caller's key: `scope` is whose key space it is (a user id), `key` the header's value. */
+export interface IdempotencyKeyRef {
+  scope: string;
+  key: string;
+}
+
+/** A claim this request holds on a key; only its holder may store the answer or let the key go. */
+export interface HeldKey extends IdempotencyKeyRef {
+  owner: string;
+}
+
+/** What holds a key that could not be claimed: a finished request's answer, or one still running. */
+export type KeyHolder =
+  | { state: 'answered'; fingerprint: string; statusCode: number; body: string }
+  | { state: 'running'; fingerprint: string };
+
+export type ClaimOutcome = { state: 'claimed'; held: HeldKey } | KeyHolder;
+
+/**
+ * Where `Idempotency-Key`s are kept (src/http/idempotency.ts). The claim is one insert into a primary key, so
+ * of several concurrent requests with one key, on any number of instances, exactly one gets it.
+ */
+export interface IdempotencyStore {
+  /**
+   * Claims the key for a request whose input hashes to `fingerprint`, or says what holds it. An expired key,
+   * or one held by a request that stopped answering (its instance died) for `leaseMs`, is taken over.
+   */
+  claim(
+    ref: IdempotencyKeyRef,
+    fingerprint: string,
+    times: { ttlMs: number; leaseMs: number },
+  ): Promise<ClaimOutcome>;
+  /** What holds the key now; undefined once it is free (released, expired, or never used). */
+  peek(ref: IdempotencyKeyRef): Promise<KeyHolder | 'free'>;
+  /** Stores the answer of the request holding the key; it is replayed for `ttlMs` from now. */
+  complete(held: HeldKey, statusCode: number, body: string, ttlMs: number): Promise<void>;
+  /** Lets the key go (the request failed), so a retry with it runs again. */
+  release(held: HeldKey): Promise<void>;
+  /** Deletes up to `limit` expired keys; resolves to how many it deleted. */
+  deleteExpired(limit: number): Promise<number>;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The store on the platform's database, SQLite or PostgreSQL alike (migration 0021). */
+export class KyselyIdempotencyStore implements IdempotencyStore {
+  constructor(private readonly db: Kysely<Tables>) {}
+
+  async claim(
+    ref: IdempotencyKeyRef,
+    fingerprint: string,
+    times: { ttlMs: number; leaseMs: number },
+  ): Promise<ClaimOutcome> {
+    const owner = newId('idem');
+    // A running request's key outlives its lease, so it is never deleted as expired under the request.
+    const fresh = () => {
+      const now = Date.now();
+      return {
+        fingerprint,
+        owner,
+        status_code: null,
+        response_body: null,
+        locked_until: iso(now + times.leaseMs),
+        created_at: iso(now),
+        expires_at: iso(now + Math.max(times.ttlMs, times.leaseMs)),
+      };
+    };
+    // A key let go between the insert and the read is claimed again; a few rounds are plenty.
+    for (let round = 0; round < 4; round++) {
+      const inserted = await this.db
+        .insertInto('idempotency_keys')
+        .values({ scope: ref.scope, key: ref.key, ...fresh() })
+        .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1)
+        return { state: 'claimed', held: { ...ref, owner } };
+      const now = iso(Date.now());
+      // Taken over only while still expired or abandoned: of two requests that both saw so, one updates.
+      const taken = await this.db
+        .updateTable('idempotency_keys')
+        .set(fresh())
+        .where('scope', '=', ref.scope)
+        .where('key', '=', ref.key)
+        .where((eb) =>
+          eb.or([
+            eb('expires_at', '<=', now),
+            eb.and([eb('status_code', 'is', null), eb('locked_until', '<=', now)]),
+          ]),
+        )
+        .executeTakeFirst();
+      if (Number(taken.numUpdatedRows) === 1) return { state: 'claimed', held: { ...ref, owner } };
+      const holder = await this.peek(ref);
+      if (holder !== 'free') return holder;
+    }
+    return { state: 'running', fingerprint };
+  }
+
+  async peek(ref: IdempotencyKeyRef): Promise<KeyHolder | 'free'> {
+    const row = await this.db
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'status_code', 'response_body', 'locked_until', 'expires_at'])
+      .where('scope', '=', ref.scope)
+      .where('key', '=', ref.key)
+      .executeTakeFirst();
+    const now = iso(Date.now());
+    if (!row || row.expires_at <= now) return 'free';
+    if (row.status_code !== null && row.response_body !== null)
+      return {
+        state: 'answered',
+        fingerprint: row.fingerprint,
+        statusCode: row.status_code,
+        body: row.response_body,
+      };
+    if (row.locked_until !== null && row.locked_until <= now) return 'free';
+    return { state: 'running', fingerprint: row.fingerprint };
+  }
+
+  async complete(held: HeldKey, statusCode: number, body: string, ttlMs: number): Promise<void> {
+    await this.db
+      .updateTable('idempotency_keys')
+      .set({
+        status_code: statusCode,
+        response_body: body,
+        locked_until: null,
+        expires_at: iso(Date.now() + ttlMs),
+      })
+      .where('scope', '=', held.scope)
+      .where('key', '=', held.key)
+      .where('owner', '=', held.owner)
+      .execute();
+  }
+
+  async release(held: HeldKey): Promise<void> {
+    await this.db
+      .deleteFrom('idempotency_keys')
+      .where('scope', '=', held.scope)
+      .where('key', '=', held.key)
+      .where('owner', '=', held.owner)
+      .execute();
+  }
+
+  async deleteExpired(limit: number): Promise<number> {
+    const now = iso(Date.now());
+    const result = await this.db
+      .deleteFrom('idempotency_keys')
+      .where((eb) =>
+        eb(
+          eb.refTuple('scope', 'key'),
+          'in',
+          eb
+            .selectFrom('idempotency_keys')
+            .select(['scope', 'key'])
+            .where('expires_at', '<=', now)
+            .limit(limit)
+            .$asTuple('scope', 'key'),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}

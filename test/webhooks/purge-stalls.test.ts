@@ -1,0 +1,94 @@
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertBulk } from '../helpers/bulk-events.js';
+import { type Stall, startStallProbe } from '../helpers/stall-probe.js';
+import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+
+// Issue 22: a purge deletes in chunks that each hold the server's thread about 15 ms, and on SQLite their
+// commits (and the task's progress writes) sync the write-ahead log off that thread: nothing it does may hold
+// the event loop for more than 50 ms. Before, every chunk's commit synced inside COMMIT, on the loop (4 ms at
+// the median, up to 80 ms on a shared disk).
+const STORED = 50_000;
+const ALLOWED_MS = 50;
+
+describe('a purge of a large store', { timeout: 240_000 }, () => {
+  let t: TestPlatform;
+  let admin: string;
+
+  beforeAll(async () => {
+    t = await startPlatform();
+    admin = await t.adminToken();
+    await insertBulk(t.platform.context.database, STORED);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const stored = async () =>
+    Number(
+      (
+        await t.platform.context.database.db
+          .selectFrom('events')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('event_id', 'like', 'evt_bulk_%')
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it(`deletes half of ${STORED} events without holding the server more than ${ALLOWED_MS} ms at a time`, async () => {
+    // Warm: the routes' schemas are compiled on first use.
+    expect((await t.request('GET', '/api/v1/health')).statusCode).toBe(200);
+    expect(await stored()).toBe(STORED);
+    // A dry run first: the purge routes' schemas are compiled on their first use.
+    const dry = await t.request('POST', '/api/v1/events/purge', {
+      token: admin,
+      body: { criteria: { older_than_days: 0, event_types: ['shop0.**'] }, dry_run: true },
+    });
+    expect(dry.statusCode, dry.body).toBe(202);
+    await t.request('GET', `/api/v1/events/purge/${dry.data.data.purge_id}`, { token: admin });
+
+    const probe = startStallProbe();
+    const res = await t.request('POST', '/api/v1/events/purge', {
+      token: admin,
+      body: {
+        criteria: {
+          older_than_days: 0,
+          event_types: ['shop0.**', 'shop1.**', 'shop2.**', 'shop3.**', 'shop4.**'],
+        },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    expect(res.data.data.events_to_purge).toBe(STORED / 2);
+    const id = res.data.data.purge_id as string;
+    // A client polls the health route every 10 ms meanwhile (and the purge's status every 20th time).
+    let slowestHealth = 0;
+    let status = 'started';
+    for (let i = 0; status !== 'completed' && status !== 'failed'; i++) {
+      const asked = performance.now();
+      expect((await t.request('GET', '/api/v1/health')).statusCode).toBe(200);
+      slowestHealth = Math.max(slowestHealth, performance.now() - asked);
+      if (i % 20 === 0) {
+        status = (await t.request('GET', `/api/v1/events/purge/${id}`, { token: admin })).data.data.purge
+          .status;
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const stalls = probe.stop();
+    expect(status).toBe('completed');
+    expect(await stored()).toBe(STORED / 2);
+
+    const worst = [...stalls].sort((a, b) => b.wallHeldMs - a.wallHeldMs).slice(0, 5);
+    const describe = (s: Stall) =>
+      `${s.wallHeldMs.toFixed(1)} ms at ${s.at} ms (gap ${s.gapMs.toFixed(1)}, cpu ${s.cpuMs.toFixed(1)})`;
+    const over = stalls.filter((s) => s.wallHeldMs > 20).length;
+    console.log(
+      `purge of ${STORED / 2} events: longest holds ${worst.map(describe).join('; ')}; ${over} over 20 ms; ` +
+        `slowest /health ${slowestHealth.toFixed(1)} ms`,
+    );
+    // The thread's own work within each gap is held to the target; the wall figure (which also counts a disk
+    // sync waited for on the loop, and on a loaded machine the scheduler's share) only to catch a gross hold.
+    const busiest = Math.max(0, ...stalls.map((s) => s.cpuMs));
+    expect(busiest, worst.map(describe).join('\n')).toBeLessThan(ALLOWED_MS);
+    expect(worst[0]?.wallHeldMs ?? 0, worst.map(describe).join('\n')).toBeLessThan(3 * ALLOWED_MS);
+  });
+});
