@@ -7,8 +7,12 @@ import { eventually } from '../helpers/eventually.js';
 import { ADMIN_PASSWORD, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 import { backupWritten } from './backup-fixtures.js';
 
-/** A short lease, so "several lease periods" pass within one backup of a few megabytes. */
-const LEASE_SECONDS = 0.25;
+/**
+ * A short lease, so "several lease periods" pass within one backup of some tens of megabytes; renewed every
+ * third of it, it outlasts a pause of the test process's thread of up to 330 ms (three test files share two
+ * cores here).
+ */
+const LEASE_SECONDS = 0.5;
 const LEASE_MS = LEASE_SECONDS * 1000;
 
 describe('the backup lock is a renewed lease', () => {
@@ -28,7 +32,7 @@ describe('the backup lock is a renewed lease', () => {
   it('answers BACKUP_IN_PROGRESS while a long backup runs past several lease periods, then frees the lock', async () => {
     // Incompressible bytes in the plugin folder: packing them keeps the backup busy for a couple of seconds.
     mkdirSync(bulk, { recursive: true });
-    writeFileSync(join(bulk, 'blob.bin'), randomBytes(48 * 1024 * 1024));
+    writeFileSync(join(bulk, 'blob.bin'), randomBytes(96 * 1024 * 1024));
     // In cluster mode the refusals come from a second instance too, which sees the lock only through Redis.
     const other = backend === 'cluster' ? await startPlatform({}, { storage: t.storage }) : undefined;
     try {

@@ -90,6 +90,11 @@ describe("the console's operator views", { timeout: 40_000 }, () => {
     });
     expect(sse.status).toBe(200);
     try {
+      // GET /status answers from a copy up to a second old: the page opens once it counts the new stream.
+      await until(async () => {
+        const status = await t.request('GET', '/api/v1/status', { token });
+        return status.data.data.components.stream_hub?.active_connections >= 1;
+      }, 'the stream counted in /status');
       await go('/', 'Overview');
       // Mail cannot reach its server: the overview names the component, the failing check and its error.
       const problems = page.getByRole('list', { name: 'Components that are not healthy' });
