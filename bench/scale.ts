@@ -68,12 +68,16 @@ interface Row {
   p50: number | undefined;
   p99: number | undefined;
   stall: number;
+  /** The server's largest VmRSS seen while the operation ran, MB. */
+  rss: number;
   note?: string;
 }
 
 class Bench {
   readonly rows: Row[] = [];
   private peakRss = 0;
+  /** The largest VmRSS since the operation under way began (peakDuring). */
+  private operationPeak = 0;
   private rssTimer: NodeJS.Timeout | undefined;
   private api!: Pool;
   private token = '';
@@ -102,7 +106,9 @@ class Bench {
 
   private sampleRss() {
     try {
-      this.peakRss = Math.max(this.peakRss, residentBytes(this.server.pid));
+      const now = residentBytes(this.server.pid);
+      this.peakRss = Math.max(this.peakRss, now);
+      this.operationPeak = Math.max(this.operationPeak, now);
     } catch {
       // Between a stop and the next start.
     }
@@ -252,6 +258,15 @@ class Bench {
     }
   }
 
+  /** Runs an operation and answers with it the server's peak VmRSS meanwhile (MB), sampled every 100 ms. */
+  private async peakDuring<T>(operation: () => Promise<T>): Promise<T & { rss: number }> {
+    this.operationPeak = 0;
+    this.sampleRss();
+    const result = await operation();
+    this.sampleRss();
+    return Object.assign(result as object, { rss: this.operationPeak / 1_048_576 }) as T & { rss: number };
+  }
+
   /** One read: cold (its first call), then REPEAT warm calls with an emit before each. */
   async read(operation: string, path: string, note?: string): Promise<void> {
     const timed = async () => {
@@ -260,15 +275,21 @@ class Bench {
       if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(res.json)}`);
       return performance.now() - started;
     };
-    const { result, stall } = await this.withStallProbe(async (measured) => {
-      const cold = await measured(timed);
-      const warm: number[] = [];
-      for (let i = 0; i < REPEAT; i++) {
-        await this.request('POST', '/api/v1/events', { event_type: 'bench.tick', source: 'bench', data: {} });
-        warm.push(await measured(timed));
-      }
-      return { cold, warm };
-    });
+    const { result, stall, rss } = await this.peakDuring(() =>
+      this.withStallProbe(async (measured) => {
+        const cold = await measured(timed);
+        const warm: number[] = [];
+        for (let i = 0; i < REPEAT; i++) {
+          await this.request('POST', '/api/v1/events', {
+            event_type: 'bench.tick',
+            source: 'bench',
+            data: {},
+          });
+          warm.push(await measured(timed));
+        }
+        return { cold, warm };
+      }),
+    );
     const sorted = result.warm.sort((a, b) => a - b);
     this.rows.push({
       backend: this.backend,
@@ -277,6 +298,7 @@ class Bench {
       p50: percentile(sorted, 0.5),
       p99: percentile(sorted, 0.99),
       stall,
+      rss,
       ...(note ? { note } : {}),
     });
     log(
@@ -296,19 +318,21 @@ class Bench {
   }
 
   async backup(): Promise<void> {
-    const { result, stall } = await this.withStallProbe(async () => {
-      const started = performance.now();
-      const res = await this.request('POST', '/api/v1/admin/backup', { name: 'bench-scale' });
-      if (res.status !== 201) throw new Error(`backup answered ${res.status}: ${JSON.stringify(res.json)}`);
-      const answered = performance.now() - started;
-      const id = res.json.data.backup.id as string;
-      const listed = await this.until('/api/v1/admin/backup', (json) => {
-        const record = (json?.data?.backups ?? []).find((b: { id: string }) => b.id === id);
-        return record?.status === 'completed' || record?.status === 'failed';
-      });
-      const record = listed.data.backups.find((b: { id: string }) => b.id === id);
-      return { answered, total: performance.now() - started, record };
-    });
+    const { result, stall, rss } = await this.peakDuring(() =>
+      this.withStallProbe(async () => {
+        const started = performance.now();
+        const res = await this.request('POST', '/api/v1/admin/backup', { name: 'bench-scale' });
+        if (res.status !== 201) throw new Error(`backup answered ${res.status}: ${JSON.stringify(res.json)}`);
+        const answered = performance.now() - started;
+        const id = res.json.data.backup.id as string;
+        const listed = await this.until('/api/v1/admin/backup', (json) => {
+          const record = (json?.data?.backups ?? []).find((b: { id: string }) => b.id === id);
+          return record?.status === 'completed' || record?.status === 'failed';
+        });
+        const record = listed.data.backups.find((b: { id: string }) => b.id === id);
+        return { answered, total: performance.now() - started, record };
+      }),
+    );
     this.rows.push({
       backend: this.backend,
       operation: 'POST /admin/backup until completed',
@@ -316,25 +340,28 @@ class Bench {
       p50: undefined,
       p99: undefined,
       stall,
+      rss,
       note: `answered after ${fmt(result.answered)} ms; ${result.record.status}, ${result.record.size_mb} MB`,
     });
     log(`  backup: ${fmt(result.total)} ms (${result.record.status}), stall ${fmt(stall)} ms`);
   }
 
   async purge(): Promise<void> {
-    const { result, stall } = await this.withStallProbe(async () => {
-      const started = performance.now();
-      const res = await this.request('POST', '/api/v1/events/purge', {
-        criteria: { older_than_days: 0, event_types: ['shop9.ship'] },
-        batch_size: 1000,
-      });
-      if (res.status >= 300) throw new Error(`purge answered ${res.status}: ${JSON.stringify(res.json)}`);
-      const id = res.json.data.purge_id as string;
-      const final = await this.until(`/api/v1/events/purge/${id}`, (json) =>
-        ['completed', 'failed', 'cancelled'].includes(json?.data?.purge?.status),
-      );
-      return { total: performance.now() - started, purge: final.data.purge };
-    });
+    const { result, stall, rss } = await this.peakDuring(() =>
+      this.withStallProbe(async () => {
+        const started = performance.now();
+        const res = await this.request('POST', '/api/v1/events/purge', {
+          criteria: { older_than_days: 0, event_types: ['shop9.ship'] },
+          batch_size: 1000,
+        });
+        if (res.status >= 300) throw new Error(`purge answered ${res.status}: ${JSON.stringify(res.json)}`);
+        const id = res.json.data.purge_id as string;
+        const final = await this.until(`/api/v1/events/purge/${id}`, (json) =>
+          ['completed', 'failed', 'cancelled'].includes(json?.data?.purge?.status),
+        );
+        return { total: performance.now() - started, purge: final.data.purge };
+      }),
+    );
     const deleted = Number(result.purge.events_purged ?? 0);
     this.rows.push({
       backend: this.backend,
@@ -343,6 +370,7 @@ class Bench {
       p50: undefined,
       p99: undefined,
       stall,
+      rss,
       note: `${result.purge.status}, ${deleted} events, ${fmt(deleted / (result.total / 1000))} events/s`,
     });
     log(`  purge: ${fmt(result.total)} ms, ${deleted} events, stall ${fmt(stall)} ms`);
@@ -468,11 +496,11 @@ for (const backend of BACKENDS) {
 const lines = [
   `${EVENTS} events; warm p50/p99 over ${REPEAT} calls, each after one emit; stall = longest GET /api/v1/health answer overlapping the operation's calls (polled every 10 ms)`,
   '',
-  '| backend | operation | cold ms | p50 ms | p99 ms | health stall ms | note |',
-  '| --- | --- | ---: | ---: | ---: | ---: | --- |',
+  '| backend | operation | cold ms | p50 ms | p99 ms | health stall ms | server RSS peak MB | note |',
+  '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',
   ...rows.map(
     (r) =>
-      `| ${r.backend} | ${r.operation} | ${fmt(r.cold)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.stall)} | ${r.note ?? ''} |`,
+      `| ${r.backend} | ${r.operation} | ${fmt(r.cold)} | ${fmt(r.p50)} | ${fmt(r.p99)} | ${fmt(r.stall)} | ${fmt(r.rss)} | ${r.note ?? ''} |`,
   ),
   '',
   ...notes.map((n) => `- ${n}`),

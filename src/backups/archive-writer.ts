@@ -4,6 +4,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
 import { create } from 'tar';
 import { encryptingStream } from './archive-cipher.js';
 import { MANIFEST_FILE, type Manifest } from './backup-manifest.js';
@@ -26,12 +27,13 @@ export async function writeArchive(options: {
   const { stagingDir, file } = options;
   await writeFile(join(stagingDir, MANIFEST_FILE), `${JSON.stringify(options.manifest, null, 2)}\n`);
   const pack = create(
-    // portable: no uid/gid/user names of this machine in the archive. tar compresses each read on the main
-    // thread, synchronously: 256 KiB reads (not its 16 MiB default) keep each slice of work a few milliseconds,
-    // so requests, and the backup lock's renewals, go on between them.
+    // portable: no uid/gid/user names of this machine in the archive. tar's own gzip compresses each read on
+    // the main thread, synchronously; the archive is compressed by a zlib stream instead (below), on libuv's
+    // thread pool. 256 KiB reads (not its 16 MiB default) keep each slice of the packing's own work small, so
+    // requests, and the backup lock's renewals, go on between them.
     {
       cwd: stagingDir,
-      gzip: options.compression,
+      gzip: false,
       portable: true,
       follow: false,
       maxReadSize: 256 * 1024,
@@ -49,7 +51,10 @@ export async function writeArchive(options: {
   });
   const partial = `${file}.partial`;
   try {
-    const stages = options.encryptionKey ? [await encryptingStream(options.encryptionKey)] : [];
+    const stages = [
+      ...(options.compression ? [createGzip()] : []),
+      ...(options.encryptionKey ? [await encryptingStream(options.encryptionKey)] : []),
+    ];
     const source = Readable.from(pack as AsyncIterable<Buffer>, { objectMode: false });
     await pipeline([source, ...stages, measure, createWriteStream(partial, { flags: 'wx' })], {
       ...(options.signal ? { signal: options.signal } : {}),
