@@ -207,8 +207,9 @@ const ARCHIVE_FROM = 0.75;
 /**
  * The database part of a backup from one snapshot (snapshot-dump): for a SQLite file in a worker thread with
  * its own connection (dump-in-worker), so the reads, the rows' encoding and hashing and their garbage stay off
- * the event loop and the platform's heap; for PostgreSQL (whose reads are network waits) and an in-memory
- * SQLite (no file a second connection could open) on this thread.
+ * the event loop and the platform's heap (on this thread after all if a page outgrows the worker's heap); for
+ * PostgreSQL (whose reads are network waits) and an in-memory SQLite (no file a second connection could open)
+ * on this thread.
  */
 async function readSnapshot(
   database: Database,
@@ -218,7 +219,17 @@ async function readSnapshot(
   options: SnapshotDumpOptions,
 ): Promise<SnapshotDump> {
   const file = database.dialect === 'sqlite' ? await sqliteFile(database) : undefined;
-  if (file) return dumpInWorker(file, content, wants, options);
+  if (file) {
+    try {
+      return await dumpInWorker(file, content, wants, options);
+    } catch (err) {
+      // A page of rows too large for the worker's heap (500 events near the payload limit): dumped on this
+      // thread as before the worker, rather than not at all. Its files are written anew.
+      if ((err as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY' || options.signal?.aborted) {
+        throw err;
+      }
+    }
+  }
   return withSnapshot(database, work, (db) => dumpSnapshot(db, database.dialect, content, wants, options));
 }
 
