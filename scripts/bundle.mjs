@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
- * Bundles the platform's command (`src/main.ts`) and the plugin worker's entry into `dist/platform/` with
- * esbuild, after `tsc` has written `dist/src/` (which the package's `./sdk` and `./client` exports and their
- * types still use). Loading one bundle instead of some three hundred of our modules and a few thousand of the
- * dependencies' is most of the start-up time (docs/performance.md). Dependencies that need their own files at
+ * Bundles the platform's command (`src/main.ts`) and the entries of its workers (the plugin worker, the
+ * backup's table dump) into `dist/platform/` with esbuild, after `tsc` has written `dist/src/` (which the
+ * package's `./sdk` and `./client` exports and their types still use). Loading one bundle instead of some
+ * three hundred of our modules and a few thousand of the dependencies' is most of the start-up time
+ * (docs/performance.md). Dependencies that need their own files at
  * run time stay external: native addons, packages that start worker threads from their own folder (pino),
  * packages that serve files from theirs (swagger-ui), and the drivers loaded only in cluster mode.
  */
@@ -18,7 +19,11 @@ const OUT = join(ROOT, 'dist/platform');
 rmSync(OUT, { recursive: true, force: true });
 await build({
   absWorkingDir: ROOT,
-  entryPoints: { main: 'src/main.ts', 'plugin-worker': 'src/plugins/plugin-worker.ts' },
+  entryPoints: {
+    main: 'src/main.ts',
+    'plugin-worker': 'src/plugins/plugin-worker.ts',
+    'table-dump-worker': 'src/backups/table-dump-worker.ts',
+  },
   outdir: OUT,
   // Beside the entries: bundled code that finds files next to itself (the plugin worker) runs from any chunk.
   chunkNames: '[name]-[hash]',

@@ -18,11 +18,15 @@ import {
   type ConfigExport,
   type Manifest,
 } from './backup-manifest.js';
-import { TABLES_OUTSIDE_DATABASE_COMPONENT } from './backup-scope.js';
 import type { BackupRow, BackupStore, BackupType } from './backup-store.js';
-import { describeTables, type LooseDb } from './database-schema.js';
-import { appliedMigrations, withSnapshot } from './database-snapshot.js';
-import { countRows, dumpTables } from './table-dump.js';
+import { sqliteFile, withSnapshot } from './database-snapshot.js';
+import { dumpInWorker } from './dump-in-worker.js';
+import {
+  dumpSnapshot,
+  type SnapshotDump,
+  type SnapshotDumpOptions,
+  type SnapshotWants,
+} from './snapshot-dump.js';
 
 export interface BuildInput {
   id: string;
@@ -92,7 +96,7 @@ export async function insertBackupRow(deps: BuildDeps, input: BuildInput): Promi
 
 /**
  * Writes the archive of a row `insertBackupRow` stored, and moves the row to `completed` or `failed`. Every
- * stage is streamed: tables in pages (table-dump), files copied, the archive packed from the staged files.
+ * stage is streamed: tables in pages (table-dump; for a SQLite file in a worker thread), files copied, the archive packed from the staged files.
  */
 export async function writeBackup(
   deps: BuildDeps,
@@ -123,20 +127,25 @@ export async function writeBackup(
       tables: {},
       files: {},
     };
-    await withSnapshot(deps.database, work, async (db) => {
-      manifest.schema_version = await appliedMigrations(db);
-      if (input.includes.includes('database')) {
-        progress(0, 'database');
-        await stageDatabase(db, deps.database, content, manifest, {
-          signal,
-          onFraction: (f) => progress(DUMP_SHARE * f, 'database'),
-        });
-      }
-      if (input.includes.includes('configuration')) {
-        progress(DUMP_SHARE, 'configuration');
-        await stageConfiguration(db, deps.configMetadata(), content, manifest);
-      }
+    // Tables and configuration from one snapshot; for a SQLite file, read in a worker thread.
+    const wants = {
+      database: input.includes.includes('database'),
+      configuration: input.includes.includes('configuration'),
+    };
+    if (wants.database) progress(0, 'database');
+    const snapshot = await readSnapshot(deps.database, work, content, wants, {
+      signal,
+      onRows: (rows, estimate) => progress(DUMP_SHARE * Math.min(1, rows / estimate), 'database'),
     });
+    manifest.schema_version = snapshot.schemaVersion;
+    for (const [name, t] of Object.entries(snapshot.tables ?? {})) {
+      manifest.tables[name] = { rows: t.rows, columns: t.columns };
+      manifest.files[t.file.path] = { sha256: t.file.sha256, bytes: t.file.bytes };
+    }
+    if (snapshot.configOverrides) {
+      progress(DUMP_SHARE, 'configuration');
+      await stageConfiguration(snapshot.configOverrides, deps.configMetadata(), content, manifest);
+    }
     signal?.throwIfAborted();
     if (input.includes.includes('plugins')) {
       progress(DUMP_SHARE, 'plugins');
@@ -195,35 +204,42 @@ export async function writeBackup(
 const DUMP_SHARE = 0.7;
 const ARCHIVE_FROM = 0.75;
 
-async function stageDatabase(
-  db: LooseDb,
+/**
+ * The database part of a backup from one snapshot (snapshot-dump): for a SQLite file in a worker thread with
+ * its own connection (dump-in-worker), so the reads, the rows' encoding and hashing and their garbage stay off
+ * the event loop and the platform's heap (on this thread after all if a page outgrows the worker's heap); for
+ * PostgreSQL (whose reads are network waits) and an in-memory SQLite (no file a second connection could open)
+ * on this thread.
+ */
+async function readSnapshot(
   database: Database,
+  work: string,
   content: string,
-  manifest: Manifest,
-  options: { signal: AbortSignal | undefined; onFraction: (f: number) => void },
-) {
-  const tables = (await describeTables(db, database.dialect)).filter(
-    (t) => !TABLES_OUTSIDE_DATABASE_COMPONENT.has(t.name),
-  );
-  const estimate = Math.max(1, await countRows(db, database.dialect, tables));
-  const dumped = await dumpTables(db, database.dialect, tables, content, {
-    signal: options.signal,
-    onRows: (rows) => options.onFraction(Math.min(1, rows / estimate)),
-  });
-  for (const [name, t] of Object.entries(dumped)) {
-    manifest.tables[name] = { rows: t.rows, columns: t.columns };
-    manifest.files[t.file.path] = { sha256: t.file.sha256, bytes: t.file.bytes };
+  wants: SnapshotWants,
+  options: SnapshotDumpOptions,
+): Promise<SnapshotDump> {
+  const file = database.dialect === 'sqlite' ? await sqliteFile(database) : undefined;
+  if (file) {
+    try {
+      return await dumpInWorker(file, content, wants, options);
+    } catch (err) {
+      // A page of rows too large for the worker's heap (500 events near the payload limit): dumped on this
+      // thread as before the worker, rather than not at all. Its files are written anew.
+      if ((err as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY' || options.signal?.aborted) {
+        throw err;
+      }
+    }
   }
+  return withSnapshot(database, work, (db) => dumpSnapshot(db, database.dialect, content, wants, options));
 }
 
 /** The runtime changes stored in the database, without secrets: an archive must never carry credentials. */
 async function stageConfiguration(
-  db: LooseDb,
+  rows: readonly Record<string, unknown>[],
   metadata: ConfigMetadata,
   content: string,
   manifest: Manifest,
 ) {
-  const rows = await db.selectFrom('config_overrides').selectAll().orderBy('key').execute();
   const overrides: ConfigExport['overrides'] = {};
   for (const r of rows) {
     const key = String(r['key']);

@@ -13,6 +13,8 @@ import type { LooseDb } from './database-schema.js';
  * - SQLite (a file, in WAL mode): a read transaction on a connection of its own, opened read-only on the same
  *   file. WAL gives that reader the database as it was at its first read for as long as the transaction
  *   lasts, while the platform's connection goes on writing; the dump reads it in small pages (table-dump).
+ *   This runs `read` on the calling thread; a backup instead reads a file's snapshot in a worker thread
+ *   (`readSqliteSnapshot` in table-dump-worker, started by dump-in-worker), off the event loop.
  *   The write-ahead log cannot be checkpointed past that snapshot meanwhile, so it grows by what is written
  *   during the dump, and shrinks back at the next checkpoints.
  * - SQLite in memory (no file to open twice): `VACUUM INTO` a copy in `workDir`, read on its own connection.
@@ -45,13 +47,18 @@ export async function withSnapshot<T>(
 }
 
 /** The file of the main SQLite database; undefined for an in-memory one. */
-async function sqliteFile(database: Database): Promise<string | undefined> {
+export async function sqliteFile(database: Database): Promise<string | undefined> {
   const { rows } = await sql<{ file: string | null }>`
     select file from pragma_database_list where name = 'main'`.execute(database.db);
   return rows[0]?.file || undefined;
 }
 
-async function readSqliteSnapshot<T>(file: string, read: (db: LooseDb) => Promise<T>): Promise<T> {
+/**
+ * `read` in a read transaction on a read-only connection of its own to a SQLite file (WAL): the snapshot is the
+ * database at the transaction's first read. A backup of a file runs this in a worker thread
+ * (table-dump-worker), so its reads never hold the platform's event loop.
+ */
+export async function readSqliteSnapshot<T>(file: string, read: (db: LooseDb) => Promise<T>): Promise<T> {
   const connection = new SqliteDriver(file, { readonly: true, fileMustExist: true });
   connection.pragma('busy_timeout = 5000');
   const db: LooseDb = new Kysely({ dialect: new SqliteDialect({ database: connection }) });

@@ -34,8 +34,10 @@ export interface DumpOptions {
 /**
  * Writes one JSON Lines file per table (`<dir>/database/<table>.jsonl`, one object per row) from a database
  * that does not change underneath (a snapshot), in pages read by key, so no table is ever held in memory
- * whole and no single read takes long. On SQLite each read runs on the event loop's thread: the loop gets a
- * turn between pages, so requests are served all along.
+ * whole and no single read takes long. SQLite's reads are synchronous: for a backup of a SQLite file this runs
+ * in a worker thread (table-dump-worker) with a heap of its own, so neither the reads nor the JSON's garbage
+ * touch the platform's event loop; where it runs on the loop (an in-memory SQLite), the loop gets
+ * a turn between pages, so requests are served all along.
  */
 export async function dumpTables(
   db: LooseDb,

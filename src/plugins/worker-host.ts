@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { workerEntry } from '../kernel/worker-entry.js';
 import { type PlatformSide, type PluginHost, PluginTimeoutError } from './plugin-host.js';
 import {
   isRecorded,
@@ -14,8 +15,9 @@ import {
 import type { FromWorker, ToWorker, WorkerStart, WorkerStats } from './worker-messages.js';
 
 // Built, the entry is `plugin-worker.js` beside this module; from the sources (tests, `npm run dev`) it is the
-// TypeScript file, bundled into one program for the child (see `program`).
-const ENTRY = new URL(`./plugin-worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+// TypeScript file, bundled into one program for the child, so the child needs neither tsx nor read access to
+// the source tree (kernel/worker-entry.ts).
+const ENTRY = workerEntry('plugin-worker', import.meta.url, { format: 'esm' });
 
 /** Node's permission model: `--permission` from Node 22.13, `--experimental-permission` on Node 20. */
 const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission')
@@ -25,29 +27,11 @@ const QUIET = process.allowedNodeEnvironmentFlags.has('--disable-warning')
   ? ['--disable-warning=ExperimentalWarning']
   : [];
 
-let bundled: Promise<string> | undefined;
-
-/**
- * How the child runs the worker entry: the built file (its folder is readable), or, from the sources, the
- * entry bundled by esbuild (a development dependency) and passed as `-e` code, so the child needs neither tsx
- * nor read access to the source tree.
- */
+/** How the child runs the worker entry: the built file (its folder is readable), or the bundled program as `-e` code. */
 async function program(): Promise<{ args: string[]; reads: string[] }> {
-  const entry = fileURLToPath(ENTRY);
-  if (entry.endsWith('.js')) return { args: [entry], reads: [dirname(entry)] };
-  bundled ??= import('esbuild').then(async ({ build }) => {
-    const out = await build({
-      entryPoints: [entry],
-      bundle: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      write: false,
-      logLevel: 'silent',
-    });
-    return out.outputFiles[0]?.text ?? '';
-  });
-  return { args: ['--input-type=module', '-e', await bundled], reads: [] };
+  const entry = await ENTRY();
+  if ('file' in entry) return { args: [entry.file], reads: [dirname(entry.file)] };
+  return { args: ['--input-type=module', '-e', entry.code], reads: [] };
 }
 
 /** A path and, when it differs, the path with its links resolved: the permission model checks either. */

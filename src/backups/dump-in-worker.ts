@@ -1,0 +1,70 @@
+import { Worker } from 'node:worker_threads';
+import { workerEntry } from '../kernel/worker-entry.js';
+import type { SnapshotDump, SnapshotDumpOptions, SnapshotWants } from './snapshot-dump.js';
+import type { DumpWorkerData, DumpWorkerMessage } from './table-dump-worker.js';
+
+// Built, `table-dump-worker.js` beside this module; from the sources, the TypeScript entry bundled as CommonJS
+// for an `eval` worker, with the native drivers left to be loaded from node_modules (docs/adr/0010).
+const ENTRY = workerEntry('table-dump-worker', import.meta.url, {
+  format: 'cjs',
+  external: ['better-sqlite3', 'better-sqlite3-napi'],
+});
+
+/**
+ * The worker's heap. It holds one page of rows (500) and its JSON text at a time, a few MB for the platform's
+ * tables, plus the driver's and Kysely's code: 96 MB leaves room for pages of large events (the default payload
+ * limit is 256 KB) while bounding what its garbage can add to the process (the platform's own heap is some
+ * 100–150 MB). Its young generation is capped too, so the garbage between pages is collected early.
+ */
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 };
+
+/**
+ * Runs `dumpSnapshot` on a SQLite file in a worker thread (table-dump-worker) with its own read-only connection:
+ * the event loop only receives the progress and the result. Aborting `signal` terminates the worker and rejects
+ * with the signal's reason, as the dump on the loop did; a failure in the worker rejects with an error of the
+ * same message (and code).
+ */
+export async function dumpInWorker(
+  file: string,
+  dir: string,
+  wants: SnapshotWants,
+  options: SnapshotDumpOptions = {},
+): Promise<SnapshotDump> {
+  const { signal } = options;
+  signal?.throwIfAborted();
+  const program = await ENTRY();
+  signal?.throwIfAborted();
+  const workerData: DumpWorkerData = { file, dir, wants };
+  const worker =
+    'file' in program
+      ? new Worker(program.file, { workerData, resourceLimits: WORKER_LIMITS })
+      : new Worker(program.code, { eval: true, workerData, resourceLimits: WORKER_LIMITS });
+  return new Promise<SnapshotDump>((resolve, reject) => {
+    // How the call ends, decided by the first of: the result, an error, the abort. It ends once the worker has
+    // exited, so nothing writes into the staging folder the caller is about to remove.
+    let outcome: (() => void) | undefined;
+    const finish = (fn: () => void) => {
+      if (outcome) return;
+      outcome = fn;
+      void worker.terminate();
+    };
+    const aborted = () => finish(() => reject(signal?.reason));
+    signal?.addEventListener('abort', aborted, { once: true });
+    worker.on('message', (message: DumpWorkerMessage) => {
+      if (message.t === 'rows') options.onRows?.(message.rows, message.estimate);
+      else if (message.t === 'done') finish(() => resolve(message.dump));
+      else {
+        const err = Object.assign(new Error(message.message), message.code ? { code: message.code } : {});
+        err.name = message.name;
+        if (message.stack) err.stack = message.stack;
+        finish(() => reject(err));
+      }
+    });
+    // An uncaught error, or the heap limit reached (ERR_WORKER_OUT_OF_MEMORY).
+    worker.on('error', (err) => finish(() => reject(err)));
+    worker.on('exit', (code) => {
+      signal?.removeEventListener('abort', aborted);
+      (outcome ?? (() => reject(new Error(`the backup's database worker stopped (exit code ${code})`))))();
+    });
+  });
+}
