@@ -11,10 +11,12 @@ const ENTRY = workerEntry('table-dump-worker', import.meta.url, {
 });
 
 /**
- * The worker's heap. It holds one page of rows (500) and its JSON text at a time, a few MB for the platform's
- * tables, plus the driver's and Kysely's code: 96 MB leaves room for pages of large events (the default payload
- * limit is 256 KB) while bounding what its garbage can add to the process (the platform's own heap is some
- * 100–150 MB). Its young generation is capped too, so the garbage between pages is collected early.
+ * The worker's heap. It holds one page of rows and its JSON text at a time — pages are sized to about 4 MB of
+ * JSON (table-dump: 16 rows of events at the 256 KB payload limit, 500 of ordinary ones) — plus the driver's
+ * and Kysely's code. 96 MB bounds what the dump can add to the process (the platform's own heap is some
+ * 100–150 MB) with room for the largest row the platform stores: an event of `events.max_payload_bytes` (at
+ * most 16 MB) and its JSON. Its young generation is capped too, so the garbage between pages is collected
+ * early. Should the heap run out all the same, the backup dumps on the platform's thread (backup-builder).
  */
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 };
 

@@ -21,8 +21,22 @@ export interface DumpedTable {
   file: DumpedFile;
 }
 
-/** Rows read per query: a page of a wide table reads and encodes in a few milliseconds. */
-const PAGE = 500;
+/**
+ * Rows read per query: at most 500 (a page of a wide table reads and encodes in a few milliseconds), and about
+ * 4 MB of JSON, judged from the rows of the page before. The first page of a table reads 50 rows; rows of
+ * 256 KB (an event at the payload limit) are then read 16 at a time, so a page's text and rows stay a few tens
+ * of megabytes at most whatever the rows weigh — what the dump worker's capped heap holds (dump-in-worker.ts).
+ */
+const MAX_PAGE = 500;
+const FIRST_PAGE = 50;
+const PAGE_BYTES = 4 * 1024 * 1024;
+
+/** The rows of the next page, from the JSON text the last one made of `rows` rows. */
+function nextPageSize(textLength: number, rows: number): number {
+  if (rows === 0) return FIRST_PAGE;
+  const perRow = Math.max(1, textLength / rows);
+  return Math.max(1, Math.min(MAX_PAGE, Math.floor(PAGE_BYTES / perRow)));
+}
 
 export interface DumpOptions {
   /** Checked between pages: an aborted dump stops with the signal's reason. */
@@ -54,7 +68,8 @@ export async function dumpTables(
     let rows = 0;
     try {
       const live = INSTALLATION_ROWS[table.name];
-      for await (const batch of pages(db, dialect, table)) {
+      let size = FIRST_PAGE;
+      for await (const batch of pages(db, dialect, table, () => size)) {
         let text = '';
         for (const row of batch) {
           if (live?.keep(String(row[live.column]))) continue;
@@ -63,6 +78,7 @@ export async function dumpTables(
           text += `${JSON.stringify(record)}\n`;
           rows += 1;
         }
+        size = nextPageSize(text.length, batch.length);
         await writer.write(text);
         options.onRows?.(total + rows);
         options.signal?.throwIfAborted();
@@ -111,15 +127,18 @@ async function* pages(
   db: LooseDb,
   dialect: Dialect,
   table: TableInfo,
+  pageSize: () => number,
 ): AsyncGenerator<Record<string, unknown>[]> {
   const key = table.primaryKey.length > 0 ? table.primaryKey : dialect === 'sqlite' ? ['rowid'] : undefined;
   if (!key) {
     const order = table.columns.map((c) => sql.ref(c.name));
-    for (let offset = 0; ; offset += PAGE) {
+    for (let offset = 0; ; ) {
+      const limit = pageSize();
       const { rows } = await sql<Record<string, unknown>>`select * from ${sql.table(table.name)}
-        order by ${sql.join(order)} limit ${PAGE} offset ${offset}`.execute(db);
+        order by ${sql.join(order)} limit ${limit} offset ${offset}`.execute(db);
+      offset += rows.length;
       if (rows.length > 0) yield rows;
-      if (rows.length < PAGE) return;
+      if (rows.length < limit) return;
     }
   }
   const columns = sql.join(key.map((k) => sql.ref(k)));
@@ -130,10 +149,11 @@ async function* pages(
   let after: unknown[] | undefined;
   for (;;) {
     const from = after ? sql`where (${columns}) > (${sql.join(after.map((v) => sql`${v}`))})` : sql``;
+    const limit = pageSize();
     const { rows } = await sql<Record<string, unknown>>`select ${select} from ${sql.table(table.name)}
-      ${from} order by ${columns} limit ${PAGE}`.execute(db);
+      ${from} order by ${columns} limit ${limit}`.execute(db);
     if (rows.length > 0) yield rows;
-    if (rows.length < PAGE) return;
+    if (rows.length < limit) return;
     after = keyOf(rows[rows.length - 1]!);
   }
 }
