@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
+import { insideOneWindow } from '../helpers/fixed-window.js';
 import { RawSse, until, WsClient } from '../streams/stream-clients.js';
 import { Receiver } from '../webhooks/receiver.js';
 import { Cluster, type Instance } from './cluster-instances.js';
@@ -164,6 +165,8 @@ describe('a cluster of three instances', { timeout: 30_000 }, () => {
 
   it('shares rate-limit counters: the anonymous limit of 6 is spent across all three instances', async () => {
     const headers = { 'x-forwarded-for': '198.51.100.61' };
+    // The anonymous bucket's window is an hour of the clock: not one that ends while the limit is spent.
+    await insideOneWindow(3600, 15_000);
     const remaining: string[] = [];
     // Anonymous requests to a protected route: refused (401), but counted first.
     for (let n = 0; n < 6; n++) {

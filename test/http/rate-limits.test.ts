@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insideOneWindow } from '../helpers/fixed-window.js';
 import { ADMIN_PASSWORD, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
 // Day-long windows: a fixed window that rolled over in the middle of a test would reset its counter.
@@ -14,8 +15,10 @@ const LIMITS = {
 describe('rate limits', () => {
   let t: TestPlatform;
   beforeAll(async () => {
+    // Not a day that ends while the file's limits are spent (a file of a few seconds; two minutes' margin).
+    await insideOneWindow(DAY, 120_000);
     t = await startPlatform(LIMITS);
-  });
+  }, 200_000);
   afterAll(async () => {
     await t.close();
   });
