@@ -7,7 +7,6 @@ import type { PlatformConfig } from '../config/config-schema.js';
 import type { ConfigMetadata } from '../config/config-service.js';
 import { nowIso } from '../kernel/new-id.js';
 import type { Database } from '../storage/database.js';
-import { SQLITE_DRIVER_MODULE } from '../storage/sqlite/better-sqlite3.js';
 import { PLATFORM_VERSION } from '../system/platform-info.js';
 import { sha256File } from './archive-reader.js';
 import { writeArchive } from './archive-writer.js';
@@ -212,9 +211,6 @@ const ARCHIVE_FROM = 0.75;
  * PostgreSQL (whose reads are network waits) and an in-memory SQLite (no file a second connection could open)
  * on this thread.
  */
-/** Whether the platform's SQLite driver runs in the dump worker (see readSnapshot). */
-export const DUMP_WORKER_DRIVER = SQLITE_DRIVER_MODULE === 'better-sqlite3';
-
 async function readSnapshot(
   database: Database,
   work: string,
@@ -223,10 +219,7 @@ async function readSnapshot(
   options: SnapshotDumpOptions,
 ): Promise<SnapshotDump> {
   const file = database.dialect === 'sqlite' ? await sqliteFile(database) : undefined;
-  // Node 20's driver (better-sqlite3 12) only: in a worker thread, better-sqlite3 13 (Node 22 and later, ADR
-  // 0010) fails at its first statement ("Function(...) is not a function", in its row factory), not yet
-  // understood; there the dump stays on this thread, as before the worker.
-  if (file && DUMP_WORKER_DRIVER) {
+  if (file) {
     try {
       return await dumpInWorker(file, content, wants, options);
     } catch (err) {

@@ -3,10 +3,10 @@ import { workerEntry } from '../kernel/worker-entry.js';
 import type { SnapshotDump, SnapshotDumpOptions, SnapshotWants } from './snapshot-dump.js';
 import type { DumpWorkerData, DumpWorkerMessage } from './table-dump-worker.js';
 
-// Built, `table-dump-worker.js` beside this module; from the sources, the TypeScript entry bundled as CommonJS
+// Built, `table-dump-worker.js` beside this module; from the sources, the TypeScript entry bundled as an IIFE
 // for an `eval` worker, with the native drivers left to be loaded from node_modules (docs/adr/0010).
 const ENTRY = workerEntry('table-dump-worker', import.meta.url, {
-  format: 'cjs',
+  format: 'iife',
   external: ['better-sqlite3', 'better-sqlite3-napi'],
 });
 

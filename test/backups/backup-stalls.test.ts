@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DUMP_WORKER_DRIVER } from '../../src/backups/backup-builder.js';
 import { insertBulk } from '../helpers/bulk-events.js';
 import { type Stall, startStallProbe } from '../helpers/stall-probe.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
@@ -14,7 +13,7 @@ import { listedBackup, readArchive } from './backup-fixtures.js';
 const STORED = 50_000;
 const ALLOWED_MS = 50;
 
-describe.skipIf(!DUMP_WORKER_DRIVER)('a backup of a large store', { timeout: 240_000 }, () => {
+describe('a backup of a large store', { timeout: 240_000 }, () => {
   let t: TestPlatform;
   let admin: string;
 

@@ -2,7 +2,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DUMP_WORKER_DRIVER } from '../../src/backups/backup-builder.js';
 import { readSqliteSnapshot } from '../../src/backups/database-snapshot.js';
 import { dumpInWorker } from '../../src/backups/dump-in-worker.js';
 import { dumpSnapshot } from '../../src/backups/snapshot-dump.js';
@@ -10,7 +9,7 @@ import { SqliteDriver } from '../../src/storage/sqlite/better-sqlite3.js';
 
 // The worker thread that dumps a SQLite file's snapshot: the same files as the dump on the loop, its errors
 // with the same message, and an abort that stops it.
-describe.skipIf(!DUMP_WORKER_DRIVER)('the table dump in a worker thread', { timeout: 60_000 }, () => {
+describe('the table dump in a worker thread', { timeout: 60_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'dump-worker-'));
   const file = join(dir, 'db.sqlite');
   const wants = { database: true, configuration: true };
