@@ -46,6 +46,7 @@ export function registerWebhookModule(
     cfg,
     events: ctx.events,
     mailer: deps.mailer,
+    reportError: (err) => ctx.registry.recordError('webhook_dispatcher', err),
   });
   const consumers = new PluginConsumers();
   const pluginSubscriptions = new PluginSubscriptions({
