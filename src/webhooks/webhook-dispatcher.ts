@@ -578,7 +578,7 @@ export class WebhookDispatcher implements PlatformService {
         this.held.delete(c.id);
         continue;
       }
-      if (event.expires_at !== null && event.expires_at <= now) {
+      if (expiredBy(event, now)) {
         this.dropExpired(c, now);
         continue;
       }
@@ -683,8 +683,8 @@ export class WebhookDispatcher implements PlatformService {
       for (let n = 0; n < allowed; n++) {
         const item = lane.queue.shift()!;
         // It may have waited for its turn past its event's expiry.
-        const expires = item.event.expires_at;
-        if (expires !== null && expires <= nowIso()) this.dropExpired(item, nowIso());
+        const now = nowIso();
+        if (expiredBy(item.event, now)) this.dropExpired(item, now);
         else this.startWork(lane, () => this.deliverOne(sub, item));
       }
     }
@@ -758,14 +758,16 @@ export class WebhookDispatcher implements PlatformService {
       if (sub.rateLimit !== undefined || this.throttle.heldFor(sub.id) > 0) {
         await this.throttle.acquire(sub, this.stopController.signal);
       }
-      // Events purged since the claim (or while an earlier group was sent): their rows are gone.
+      // Events purged since the claim (or while an earlier group was sent): their rows are gone. Events that
+      // expired while the request waited for its turn are dropped, as a lane's are.
       const group: Item[] = [];
+      const now = nowIso();
       for (const item of claimed) {
-        if (!this.forgotten.isPurged(item.event_id)) group.push(item);
-        else {
+        if (this.forgotten.isPurged(item.event_id)) {
           this.held.delete(item.id);
           this.counts.dropped += 1;
-        }
+        } else if (expiredBy(item.event, now)) this.dropExpired(item, now);
+        else group.push(item);
       }
       if (group.length === 0) continue;
       if (this.stopController.signal.aborted) {
@@ -1053,6 +1055,10 @@ export class WebhookDispatcher implements PlatformService {
     this.deps.reportError(err);
   }
 }
+
+/** An event past its `expires_at` is not delivered any more. */
+const expiredBy = (event: { expires_at: string | null }, now: string) =>
+  event.expires_at !== null && event.expires_at <= now;
 
 async function waitFor(condition: () => boolean, ms: number): Promise<void> {
   const end = Date.now() + ms;

@@ -149,6 +149,38 @@ describe('throttling per subscription', { timeout: 60_000 }, () => {
     expect(receiver.at('/brief').map((r) => r.json.data.i)).toEqual([0]);
   });
 
+  it('drops the events of a batch that expire while its request waits for its turn', async () => {
+    const sub = await createSubscription(t, admin, {
+      event_patterns: ['brief-batch.*'],
+      webhook_config: { url: `${receiver.url}/brief-batch`, rate_limit: 0.4 },
+      batch_config: { enabled: true, max_batch_size: 1, max_wait_time_seconds: 0 },
+    });
+    // One request every 2.5 s: the first goes at once; the other batches are claimed before their events
+    // expire, and their turns come after.
+    const expires_at = new Date(Date.now() + 1500).toISOString();
+    for (let i = 0; i < 3; i++) {
+      await emit(t, admin, { event_type: 'brief-batch.event', expires_at, data: { i } });
+    }
+    const deliveries = async (status: string) =>
+      (
+        await t.request('GET', `/api/v1/events/subscriptions/${sub.id}/deliveries?status=${status}`, {
+          token: admin,
+        })
+      ).data.data.deliveries as { last_error: string }[];
+    // Settled both ways: dropped (the fix) or delivered (sent after expiry), so the check cannot wait in vain.
+    await until(
+      async () => (await deliveries('dropped')).length + (await deliveries('delivered')).length === 3,
+      'every delivery of the batch subscription settled',
+      20_000,
+    );
+    expect((await deliveries('dropped')).map((d) => d.last_error)).toEqual([
+      'event expired',
+      'event expired',
+    ]);
+    const sent = receiver.at('/brief-batch').flatMap((r) => r.json.events.map((e: any) => e.data.i));
+    expect(sent).toEqual([0]);
+  });
+
   it("holds a subscription's deliveries, not only the retried one, for a 429's Retry-After", async () => {
     receiver.respond = (req) =>
       req.path === '/busy' && receiver.at('/busy').length === 1
