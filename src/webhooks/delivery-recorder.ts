@@ -312,17 +312,19 @@ async function updateOutbox(
       r.owner,
     ]);
   }
-  for (const r of results) {
-    if (r.outcome !== 'retry' && r.outcome !== 'failed') continue;
-    await runSql(trx, SQL[dialect].settleOne, [
+  // Retried and failed rows each have their own state: one statement for all of them, a row each.
+  const unsettled = results
+    .filter((r) => r.outcome === 'retry' || r.outcome === 'failed')
+    .map((r) => [
+      r.delivery.id,
+      r.owner,
       r.outcome === 'retry' ? 'pending' : 'failed',
       r.attempt,
       r.nextAttemptAt ?? now,
       finalError(r),
-      now,
-      r.delivery.id,
-      r.owner,
     ]);
+  if (unsettled.length > 0) {
+    await runSql(trx, SQL[dialect].settleEach, [now, ...rowsParams(dialect, SETTLE_FIELDS, unsettled)]);
   }
 }
 
@@ -380,39 +382,31 @@ async function updateSubscriptions(
   }
   const { threshold } = rules;
   if (tallies.size > 0) await updateCounters(trx, dialect, tallies);
-  const errored: string[] = [];
   // Failing since before this: failing every attempt for `failingHours` (webhook subscriptions only).
   const cutoff =
-    rules.failingHours > 0
-      ? new Date(Date.parse(now) - rules.failingHours * 3_600_000).toISOString()
-      : undefined;
-  for (const [id, t] of tallies) {
-    const byTime = cutoff !== undefined && t.failingFrom !== undefined;
-    if (t.trailingFailures === 0 && !t.gone && !byTime) continue;
-    const toError = trx
-      .updateTable('subscriptions')
-      .set({
-        status: 'error',
-        updated_at: now,
-        inactive_since: now,
-        ...(t.gone ? { last_error: 'the target answered 410 Gone; the subscription was put in error' } : {}),
-      })
-      .where('id', '=', id)
-      .where('status', '=', 'active')
-      .where((eb) => {
-        if (t.gone) return eb.lit(true);
-        const rules = [];
-        if (t.trailingFailures > 0) rules.push(eb('consecutive_failures', '>=', threshold));
-        if (byTime) {
-          rules.push(eb.and([eb('delivery_method', '=', 'webhook'), eb('failing_since', '<=', cutoff)]));
-        }
-        return eb.or(rules);
-      });
-    const moved = await toError.executeTakeFirst();
-    if (Number(moved.numUpdatedRows) > 0) errored.push(id);
-  }
-  return errored;
+    rules.failingHours > 0 ? new Date(Date.parse(now) - rules.failingHours * 3_600_000).toISOString() : null;
+  // The subscriptions that may have to go to `error`, with the rules that may move each: one statement for all.
+  const candidates = [...tallies]
+    .map(([id, t]) => [
+      id,
+      t.gone ? 1 : 0,
+      t.trailingFailures > 0 ? 1 : 0,
+      cutoff !== null && t.failingFrom !== undefined ? 1 : 0,
+    ])
+    .filter(([, gone, counted, timed]) => gone === 1 || counted === 1 || timed === 1);
+  if (candidates.length === 0) return [];
+  const moved = await runSql<{ id: string }>(trx, SQL[dialect].toError, [
+    now,
+    now,
+    GONE_ERROR,
+    ...rowsParams(dialect, ERROR_FIELDS, candidates),
+    threshold,
+    cutoff,
+  ]);
+  return moved.rows.map((r) => r.id);
 }
+
+const GONE_ERROR = 'the target answered 410 Gone; the subscription was put in error';
 
 /** Every subscription's counters in one statement, however many subscriptions the write concerns. */
 async function updateCounters(
@@ -432,18 +426,30 @@ async function updateCounters(
     t.lastError ?? null,
     t.failingFrom ?? null,
   ]);
-  if (dialect === 'sqlite') await runSql(trx, SQL.sqlite.counters, [JSON.stringify(rows)]);
-  // PostgreSQL: one array per field.
-  else
-    await runSql(
-      trx,
-      SQL.postgres.counters,
-      COUNTER_FIELDS.map((_, i) => rows.map((row) => row[i])),
-    );
+  await runSql(trx, SQL[dialect].counters, rowsParams(dialect, COUNTER_FIELDS, rows));
 }
 
-// The fields of a subscription's counter row, with their PostgreSQL types.
-const COUNTER_FIELDS = [
+/** The fields of a row of values that one statement applies to many table rows, with their PostgreSQL types. */
+type RowFields = readonly (readonly [name: string, type: 'text' | 'integer'])[];
+
+/**
+ * The source `"t"` of a statement over many rows of values, each in the order of `fields`: a JSON array of row
+ * arrays read by json_each (SQLite; one parameter), one array per field (PostgreSQL; a parameter each).
+ */
+function rowsSource(dialect: Dialect, fields: RowFields): string {
+  return dialect === 'sqlite'
+    ? `(select ${fields.map(([name], i) => `"value" ->> ${i} as "${name}"`).join(', ')} from json_each(?)) as "t"`
+    : `unnest(${fields.map(([, type]) => `?::${type}[]`).join(', ')}) as "t"(` +
+        `${fields.map(([name]) => `"${name}"`).join(', ')})`;
+}
+
+/** The parameters of `rowsSource` for these rows. */
+function rowsParams(dialect: Dialect, fields: RowFields, rows: unknown[][]): unknown[] {
+  return dialect === 'sqlite' ? [JSON.stringify(rows)] : fields.map((_, i) => rows.map((row) => row[i]));
+}
+
+// The fields of a subscription's counter row.
+const COUNTER_FIELDS: RowFields = [
   ['id', 'text'],
   ['delivered', 'integer'],
   ['failed', 'integer'],
@@ -452,7 +458,26 @@ const COUNTER_FIELDS = [
   ['last_delivery', 'text'],
   ['last_error', 'text'],
   ['failing_from', 'text'],
-] as const;
+];
+
+// A subscription that may go to `error`: answered 410 Gone, has exhausted deliveries (`counted`: the threshold
+// applies), or failed since before the cutoff may allow (`timed`: webhook subscriptions only).
+const ERROR_FIELDS: RowFields = [
+  ['id', 'text'],
+  ['gone', 'integer'],
+  ['counted', 'integer'],
+  ['timed', 'integer'],
+];
+
+// A retried or failed delivery's new state.
+const SETTLE_FIELDS: RowFields = [
+  ['id', 'text'],
+  ['owner', 'text'],
+  ['status', 'text'],
+  ['attempts', 'integer'],
+  ['next_attempt_at', 'text'],
+  ['last_error', 'text'],
+];
 
 const COUNTERS_SET =
   '"events_delivered" = "subscriptions"."events_delivered" + "t"."delivered", ' +
@@ -476,19 +501,28 @@ const STATEMENTS = (dialect: Dialect) => ({
     'update "event_outbox" set "status" = ?, "attempts" = ?, "lease_owner" = null, "lease_until" = null, ' +
       '"last_error" = ?, "updated_at" = ? where "id" in list(?) and "lease_owner" = ?',
   ),
-  settleOne: dialectSql(
+  settleEach: dialectSql(
     dialect,
-    'update "event_outbox" set "status" = ?, "attempts" = ?, "next_attempt_at" = ?, "lease_owner" = null, ' +
-      '"lease_until" = null, "last_error" = ?, "updated_at" = ? where "id" = ? and "lease_owner" = ?',
+    'update "event_outbox" set "status" = "t"."status", "attempts" = "t"."attempts", ' +
+      '"next_attempt_at" = "t"."next_attempt_at", "lease_owner" = null, "lease_until" = null, ' +
+      `"last_error" = "t"."last_error", "updated_at" = ? from ${rowsSource(dialect, SETTLE_FIELDS)} ` +
+      'where "event_outbox"."id" = "t"."id" and "event_outbox"."lease_owner" = "t"."owner"',
   ),
-  // The rows of updateCounters: a JSON array of row arrays (SQLite), one array per field (PostgreSQL).
-  counters:
-    dialect === 'sqlite'
-      ? `update "subscriptions" set ${COUNTERS_SET} from (select ` +
-        COUNTER_FIELDS.map(([name], i) => `"value" ->> ${i} as "${name}"`).join(', ') +
-        ` from json_each(?)) as "t" where "subscriptions"."id" = "t"."id"`
-      : `update "subscriptions" set ${COUNTERS_SET} from unnest(` +
-        COUNTER_FIELDS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ') +
-        `) as "t"(${COUNTER_FIELDS.map(([name]) => `"${name}"`).join(', ')}) where "subscriptions"."id" = "t"."id"`,
+  counters: dialectSql(
+    dialect,
+    `update "subscriptions" set ${COUNTERS_SET} from ${rowsSource(dialect, COUNTER_FIELDS)} ` +
+      'where "subscriptions"."id" = "t"."id"',
+  ),
+  // After the counters: the threshold applies to the counts they set. Answers the subscriptions moved.
+  toError: dialectSql(
+    dialect,
+    'update "subscriptions" set "status" = \'error\', "updated_at" = ?, "inactive_since" = ?, ' +
+      '"last_error" = case when "t"."gone" = 1 then ? else "subscriptions"."last_error" end ' +
+      `from ${rowsSource(dialect, ERROR_FIELDS)} ` +
+      'where "subscriptions"."id" = "t"."id" and "subscriptions"."status" = \'active\' and ("t"."gone" = 1 ' +
+      'or ("t"."counted" = 1 and "subscriptions"."consecutive_failures" >= ?) ' +
+      'or ("t"."timed" = 1 and "subscriptions"."delivery_method" = \'webhook\' ' +
+      'and "subscriptions"."failing_since" <= ?)) returning "subscriptions"."id"',
+  ),
 });
 const SQL = { sqlite: STATEMENTS('sqlite'), postgres: STATEMENTS('postgres') };
