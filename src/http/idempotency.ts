@@ -79,9 +79,10 @@ export function registerIdempotency(
       return answer !== undefined;
     };
     if (outcome.state === 'claimed') {
-      // Stored by onSend as the key's answer when what an earlier holder committed is replayed.
+      // Stored by onSend as the key's answer when what an earlier holder committed is replayed. A key nobody
+      // held before (the usual case) has nothing committed under it: no lookup.
       held.set(request, outcome.held);
-      await replayCommitted();
+      if (outcome.takenOver) await replayCommitted();
       return;
     }
     if (outcome.fingerprint !== fingerprint) {

@@ -18,7 +18,11 @@ export type KeyHolder =
   | { state: 'answered'; fingerprint: string; statusCode: number; body: string }
   | { state: 'running'; fingerprint: string };
 
-export type ClaimOutcome = { state: 'claimed'; held: HeldKey } | KeyHolder;
+/**
+ * `takenOver`: the key was held before, by a request that expired or stopped answering (its process died), which
+ * may have committed what it created; false for a key nobody held, whose request cannot have created anything.
+ */
+export type ClaimOutcome = { state: 'claimed'; held: HeldKey; takenOver: boolean } | KeyHolder;
 
 /**
  * Where `Idempotency-Key`s are kept (src/http/idempotency.ts). The claim is one insert into a primary key, so
@@ -77,7 +81,7 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
         .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
         .executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1)
-        return { state: 'claimed', held: { ...ref, owner } };
+        return { state: 'claimed', held: { ...ref, owner }, takenOver: false };
       const now = iso(Date.now());
       // Taken over only while still expired or abandoned: of two requests that both saw so, one updates.
       const taken = await this.db
@@ -92,7 +96,8 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
           ]),
         )
         .executeTakeFirst();
-      if (Number(taken.numUpdatedRows) === 1) return { state: 'claimed', held: { ...ref, owner } };
+      if (Number(taken.numUpdatedRows) === 1)
+        return { state: 'claimed', held: { ...ref, owner }, takenOver: true };
       const holder = await this.peek(ref);
       if (holder !== 'free') return holder;
     }

@@ -139,6 +139,42 @@ describe('Idempotency-Key on creating routes', { timeout: 60_000 }, () => {
     expect(await stored('order.orphan')).toHaveLength(1);
   });
 
+  it('tells a new key from one taken over: only an earlier holder of the key may have committed under it', async () => {
+    // The emit route looks for what an earlier holder committed only for a key taken over (one query less for
+    // every new key, the usual case).
+    const store = new KyselyIdempotencyStore(t.platform.context.database.db);
+    const ref = { scope: bob.id, key: 'taken-over' };
+    const first = await store.claim(ref, 'fingerprint', { ttlMs: 86_400_000, leaseMs: 1 });
+    expect(first).toMatchObject({ state: 'claimed', takenOver: false });
+    await new Promise((r) => setTimeout(r, 20));
+    const second = await store.claim(ref, 'fingerprint', { ttlMs: 86_400_000, leaseMs: 60_000 });
+    expect(second).toMatchObject({ state: 'claimed', takenOver: true });
+    if (second.state === 'claimed') await store.release(second.held);
+  });
+
+  it('replays an emit committed by a request that never stored its answer, once its key is taken over', async () => {
+    const body = { event_type: 'order.unanswered', data: {} };
+    const first = await emit(ann.access, 'unanswered', body);
+    expect(first.statusCode).toBe(201);
+    // What a process killed between the emit's commit and its stored answer leaves: a claim with no answer,
+    // its hold lapsed.
+    await t.platform.context.database.db
+      .updateTable('idempotency_keys')
+      .set({
+        status_code: null,
+        response_body: null,
+        locked_until: new Date(Date.now() - 1000).toISOString(),
+      })
+      .where('scope', '=', ann.id)
+      .where('key', '=', 'unanswered')
+      .execute();
+    const again = await emit(ann.access, 'unanswered', body);
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.data.data.event.event_id).toBe(first.data.data.event.event_id);
+    expect(await stored('order.unanswered')).toHaveLength(1);
+  });
+
   it('refuses a malformed key with VALIDATION_ERROR naming the header, and emits nothing', async () => {
     for (const key of ['x'.repeat(256), 'tab\there', 'caf\u00e9']) {
       const res = await t.platform.app.inject({
