@@ -1,5 +1,6 @@
 import type { MetricFamily } from '../kernel/metric-family.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
+import { HEALTH_TIMEOUT_MS, timedHealth, within } from '../system/timed-health.js';
 
 type Kind = 'counter' | 'gauge';
 
@@ -390,14 +391,25 @@ const HEALTH_VALUES = ['healthy', 'warning', 'unhealthy'] as const;
  * Every service's figures as Prometheus families: the fields of `metrics()` named in EXPORTS, what a service
  * reports through `prometheus()` (read at scrape time), and each component's health (its cached check: a
  * scrape runs no new checks more than once a second, so nothing that must be current is taken from it).
+ * The health checks and `prometheus()` reads run side by side, each bounded by the health timeout: a component
+ * that stops answering is reported unhealthy and its scrape-time families left out, the scrape still answers.
  */
 export async function serviceFamilies(registry: ServiceRegistry): Promise<MetricFamily[]> {
   const byName = new Map<string, Extract<MetricFamily, { type: Kind }>>();
-  const extra: MetricFamily[] = [];
+  const names = registry.names();
+  const [healths, extras] = await Promise.all([
+    Promise.all(names.map((name) => timedHealth(registry, name))),
+    Promise.all(
+      names.map((name) => {
+        const service = registry.get(name);
+        if (!service.prometheus) return [];
+        return within(Promise.resolve(service.prometheus()), HEALTH_TIMEOUT_MS, (): MetricFamily[] => []);
+      }),
+    ),
+  ]);
   const health: { labels: Record<string, string>; value: number }[] = [];
-  for (const name of registry.names()) {
-    const service = registry.get(name);
-    const figures = service.metrics();
+  names.forEach((name, i) => {
+    const figures = registry.get(name).metrics();
     for (const e of EXPORTS[name] ?? []) {
       const value = figures[e.field];
       if (value === undefined) continue;
@@ -408,11 +420,10 @@ export async function serviceFamilies(registry: ServiceRegistry): Promise<Metric
       }
       family.samples.push({ ...(e.labels ? { labels: e.labels } : {}), value: value * (e.scale ?? 1) });
     }
-    if (service.prometheus) extra.push(...(await service.prometheus()));
-    const h = await registry.health(name);
+    const h = healths[i]!;
     for (const status of HEALTH_VALUES)
       health.push({ labels: { component: name, status }, value: h.status === status ? 1 : 0 });
-  }
+  });
   return [
     {
       name: 'platform_component_status',
@@ -421,6 +432,6 @@ export async function serviceFamilies(registry: ServiceRegistry): Promise<Metric
       samples: health,
     },
     ...byName.values(),
-    ...extra,
+    ...extras.flat(),
   ];
 }

@@ -9,6 +9,7 @@ import { plainJson, SerializedData } from '../http/plain-json.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
 import { overallStatus } from './overall-status.js';
 import { PLATFORM_VERSION } from './platform-info.js';
+import { timedHealth } from './timed-health.js';
 
 const tags = ['system'];
 
@@ -71,7 +72,7 @@ export function registerHealthRoutes(
       for (const name of registry.names()) services[name] = registry.state(name);
       let ready = Object.values(services).every((s) => s === 'running');
       if (ready && registry.has('database')) {
-        ready = (await registry.health('database')).status !== 'unhealthy';
+        ready = (await timedHealth(registry, 'database')).status !== 'unhealthy';
       }
       // Not ready is an error answer (503 SERVICE_UNAVAILABLE in the error envelope), naming each service's state.
       if (!ready)
@@ -90,7 +91,7 @@ export function registerHealthRoutes(
   >();
   const assembleStatus = async (format: 'full' | 'short'): Promise<StatusData> => {
     const names = registry.names();
-    const healths = await Promise.all(names.map((n) => registry.health(n)));
+    const healths = await Promise.all(names.map((n) => timedHealth(registry, n)));
     const components: StatusData['components'] = {};
     names.forEach((service, i) => {
       const health = healths[i]!;

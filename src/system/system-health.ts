@@ -1,10 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import type { PlatformConfig } from '../config/config-schema.js';
-import type { HealthCheck, HealthStatus, ServiceHealth } from '../kernel/service.js';
+import type { HealthCheck, HealthStatus } from '../kernel/service.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
 import { overallStatus } from './overall-status.js';
 import { memoryHealth } from './system-health-memory.js';
 import type { SystemHealthWindow } from './system-health-window.js';
+import { timedHealth } from './timed-health.js';
 
 export interface ComponentHealth {
   name: string;
@@ -15,8 +16,6 @@ export interface ComponentHealth {
   details: Record<string, unknown>;
 }
 
-/** A component that does not answer its health check within this time is reported unhealthy. */
-const HEALTH_TIMEOUT_MS = 5_000;
 const MIB = 1024 * 1024;
 const round = (n: number) => Math.round(n * 100) / 100;
 
@@ -76,19 +75,7 @@ export class SystemHealth {
 
   private async check(name: string): Promise<ComponentHealth> {
     const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<ServiceHealth>((resolve) => {
-      timer = setTimeout(
-        () =>
-          resolve({
-            status: 'unhealthy',
-            checks: [{ name: 'health', status: 'fail', error: `no answer within ${HEALTH_TIMEOUT_MS} ms` }],
-          }),
-        HEALTH_TIMEOUT_MS,
-      );
-    });
-    const health = await Promise.race([this.deps.registry.health(name), timeout]);
-    clearTimeout(timer);
+    const health = await timedHealth(this.deps.registry, name);
     return {
       name,
       status: health.status,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertBulk } from '../helpers/bulk-events.js';
 import { type Stall, startStallProbe } from '../helpers/stall-probe.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
-import { listedBackup, readArchive } from './backup-fixtures.js';
+import { createManualBackup, listedBackup, readArchive } from './backup-fixtures.js';
 
 // A backup of a SQLite file reads, encodes and hashes every row in a worker thread of its own
 // (table-dump-worker): the server's event loop only receives its progress and its result, and is never held
@@ -12,6 +12,12 @@ import { listedBackup, readArchive } from './backup-fixtures.js';
 // over 10 million events). SQLite only: PostgreSQL's reads never ran on the loop.
 const STORED = 50_000;
 const ALLOWED_MS = 50;
+/**
+ * The largest share of the process's CPU during the backup that the server's thread may have used. The dump
+ * in its worker leaves it a third (the polling requests and the archive's packing); forced onto the loop (the
+ * worker's out-of-memory fallback) the dump takes it to three quarters.
+ */
+const MAX_THREAD_SHARE = 0.5;
 
 describe('a backup of a large store', { timeout: 240_000 }, () => {
   let t: TestPlatform;
@@ -20,6 +26,9 @@ describe('a backup of a large store', { timeout: 240_000 }, () => {
   beforeAll(async () => {
     t = await startPlatform();
     admin = await t.adminToken();
+    // A first backup of the empty store: from the sources the dump worker's program is bundled (esbuild) on
+    // first use, on this thread, some 50 ms of CPU that a built platform never spends.
+    await createManualBackup(t, admin);
     await insertBulk(t.platform.context.database, STORED);
   });
   afterAll(async () => {
@@ -32,6 +41,7 @@ describe('a backup of a large store', { timeout: 240_000 }, () => {
     await t.request('GET', '/api/v1/admin/backup', { token: admin });
 
     const cpuBefore = threadCpuMs();
+    const processBefore = process.cpuUsage();
     const probe = startStallProbe();
     const res = await t.request('POST', '/api/v1/admin/backup', { token: admin, body: {} });
     expect(res.statusCode, res.body).toBe(201);
@@ -48,6 +58,9 @@ describe('a backup of a large store', { timeout: 240_000 }, () => {
     }
     const stalls = probe.stop();
     const cpuDuring = threadCpuMs() - cpuBefore;
+    const used = process.cpuUsage(processBefore);
+    const processCpu = (used.user + used.system) / 1000;
+    const threadShare = cpuDuring / Math.max(1, processCpu);
     const backup = await listedBackup(t, admin, id);
     expect(backup.status, JSON.stringify(backup)).toBe('completed');
     expect(backup.size_bytes).toBeGreaterThan(0);
@@ -69,8 +82,13 @@ describe('a backup of a large store', { timeout: 240_000 }, () => {
     const busiest = Math.max(0, ...stalls.map((s) => s.cpuMs));
     console.log(
       `backup of ${STORED} events: longest holds ${worst.map(describe).join('; ')}; ${over} over 20 ms; ` +
-        `busiest ${busiest.toFixed(1)} ms cpu; server thread cpu ${cpuDuring.toFixed(0)} ms in all; ` +
+        `busiest ${busiest.toFixed(1)} ms cpu; server thread cpu ${cpuDuring.toFixed(0)} ms of the process's ${processCpu.toFixed(0)} ms; ` +
         `${stalls.filter((s) => s.cpuMs > 5).length} holds over 5 ms cpu; slowest /health ${slowestHealth.toFixed(1)} ms`,
+    );
+    // The worker did the dump's work: the server's thread used the smaller part of the CPU it took (a measure of
+    // the threads' own CPU, whatever the load of the machine makes of the wall-clock holds).
+    expect(threadShare, `server thread ${cpuDuring.toFixed(0)} of ${processCpu.toFixed(0)} ms`).toBeLessThan(
+      MAX_THREAD_SHARE,
     );
     expect(busiest, worst.map(describe).join('\n')).toBeLessThan(ALLOWED_MS);
     // The dump's pages do not run on the loop at all: read there, each of its 100 pages held it some 5–8 ms

@@ -104,8 +104,9 @@ describe('the event list at scale', { timeout: 180_000 }, () => {
     });
   }
 
-  it('reads a page filtered by one column in its index order, without sorting the matches', async () => {
-    if (database.dialect !== 'sqlite') return; // PostgreSQL's plans on a fresh table are its estimates' choice.
+  it('reads a page filtered by one column in its index order, without sorting the matches', async (c) => {
+    // PostgreSQL's plans on a fresh table are its estimates' choice: reported skipped there, not passed.
+    if (database.dialect !== 'sqlite') c.skip();
     for (const filters of [
       { source: 'src4' },
       { status: 'failed' },
