@@ -111,6 +111,8 @@ describe(`shared state counters (${backend === 'cluster' ? 'redis' : 'memory'})`
 
   it("reads a fixed window's count with peek without adding to it, for every holder", async () => {
     const [a, b] = pair();
+    // `hit` and `peek` fail at once while a client still connects (they are on a request's path).
+    await Promise.all([a.ping(), b.ping()]);
     const DAY = 86_400;
     // Nothing counted yet: 0, with the window's end all the same.
     const empty = await b.peek('window', DAY);
