@@ -2,8 +2,10 @@ import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { permissionsOf } from '../../src/auth/roles.js';
 import { type EventQuery, EventStore } from '../../src/events/event-store.js';
+import { bulkWrites } from '../../src/storage/bulk-writes.js';
 import type { Database } from '../../src/storage/database.js';
 import type { Tables } from '../../src/storage/tables.js';
+import { EventSelection } from '../../src/webhooks/event-selection.js';
 import { insertBulk } from '../helpers/bulk-events.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
@@ -144,6 +146,23 @@ describe('the event list at scale', { timeout: 180_000 }, () => {
       expect(plan).toMatch(/SEARCH events USING (COVERING )?INDEX events_list_/);
       expect(plan).not.toMatch(/TEMP B-TREE/);
     }
+  });
+
+  it("reads a recovery's missed events of a subscription's types, readable by its owner, through an index", async () => {
+    const selection = new EventSelection(database.reads, database.dialect, bulkWrites(database));
+    const types = await selection.resolveTypes(['shop5.*']);
+    expect(types).toHaveLength(7);
+    // As `subscription.recover` reads them (delivery-recovery.ts, missedSelector): a window, its types, its reader.
+    const selector = {
+      types: ['shop5.*'],
+      reader: USER_READER,
+      start: '2026-01-01T00:10:00.000Z',
+      end: '2026-01-01T00:20:00.000Z',
+      upToSequence: 0,
+    };
+    const lines = await planOf(database, selection.pageQuery(selector, -BULK, 200, types).compile());
+    expect(scansEvents(lines), lines.join('\n')).toBe(false);
+    expect(lines.join('\n')).toMatch(database.dialect === 'sqlite' ? /USING (COVERING )?INDEX/ : /Index/);
   });
 
   it('finds the types of a pattern by seeking through the type index, within its prefix on SQLite', async () => {
