@@ -85,11 +85,21 @@ export function registerAuthRoutes(
       },
     },
     async (request, reply) => {
+      // Past the limit, a token of no live session (a guess, a stale one) is counted and answered 429 before
+      // the refresh's write transaction; a live session's goes on (renewed, or revoked if the token is reused).
+      let counted = false;
+      if (
+        (await deps.rateLimiter.authBucketFull(request)) &&
+        !(await deps.sessions.ofLiveSession(request.body.refresh_token))
+      ) {
+        counted = true;
+        await deps.rateLimiter.countRefused(request, reply);
+      }
       let result: LoginResult;
       try {
         result = await auth.refresh(request.body.refresh_token);
       } catch (err) {
-        if (err instanceof AppError && err.code === 'AUTHENTICATION_FAILED')
+        if (!counted && err instanceof AppError && err.code === 'AUTHENTICATION_FAILED')
           await deps.rateLimiter.countRefused(request, reply);
         throw err;
       }

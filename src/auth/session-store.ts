@@ -97,6 +97,23 @@ export class SessionStore {
     });
   }
 
+  /**
+   * Whether a refresh token belongs to a session that has not ended: one `rotate` would renew (or, the token
+   * being spent, revoke as reused). A read, no transaction: how a refresh past the rate limit is told apart from
+   * a guess or a stale token before any write.
+   */
+  async ofLiveSession(refreshToken: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('refresh_tokens')
+      .innerJoin('sessions', 'sessions.id', 'refresh_tokens.session_id')
+      .select('sessions.id')
+      .where('refresh_tokens.token_hash', '=', sha256Hex(refreshToken))
+      .where('sessions.revoked_at', 'is', null)
+      .where('sessions.expires_at', '>', nowIso())
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async touch(id: string): Promise<void> {
     await this.db.updateTable('sessions').set({ last_activity: nowIso() }).where('id', '=', id).execute();
   }

@@ -7,6 +7,8 @@ export interface SharedState {
   readonly kind: 'memory' | 'redis';
   /** Adds one to the counter of the current fixed window; returns the new count and when the window ends. */
   hit(key: string, windowSeconds: number): Promise<{ count: number; resetAt: number }>;
+  /** The count `hit` has reached in the current fixed window, without adding one (0 when none). */
+  peek(key: string, windowSeconds: number): Promise<{ count: number; resetAt: number }>;
   /**
    * Adds one to a counter that is kept `ttlSeconds` after its last increment (no fixed window: it only
    * restarts once idle that long); returns the new count.
@@ -34,6 +36,12 @@ export interface SharedState {
   tryLease(name: string, ttlMs: number): Promise<HeldLease | undefined>;
   ping(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** When the fixed window of `windowSeconds` that holds `now` ends, in epoch milliseconds (`hit`, `peek`). */
+export function fixedWindowEnd(windowSeconds: number, now = Date.now()): number {
+  const windowMs = windowSeconds * 1000;
+  return Math.floor(now / windowMs) * windowMs + windowMs;
 }
 
 /** What `SharedState.pace` answers. */

@@ -99,11 +99,13 @@ export class EventStatsStore {
               from (${this.union(pieces)}) p where ${visible} and ${notHidden}
               group by substr(bucket, 1, ${sql.lit(width)}) order by tb`.execute(this.db)
           ).rows;
-    const active = await this.db
+    // Subscriptions belong to their creator: a reader who is not an admin counts their own (as they list them).
+    let activeQuery = this.db
       .selectFrom('subscriptions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', '=', 'active')
-      .executeTakeFirst();
+      .where('status', '=', 'active');
+    if (!reader.isAdmin) activeQuery = activeQuery.where('owner_id', '=', reader.userId);
+    const active = await activeQuery.executeTakeFirst();
 
     const byType = new Map<string, { n: number; ms: number }>();
     const bySource = new Map<string, number>();

@@ -34,6 +34,22 @@ export class RateLimiter {
   }
 
   /**
+   * Whether the client's authentication bucket already holds as many requests as it allows (its next refusal
+   * is answered 429), read without counting: an `authBucketOnRefusal` route asks before its work (a refresh's
+   * write transaction), so that a client past the limit costs a counter read, not that work.
+   */
+  async authBucketFull(request: FastifyRequest): Promise<boolean> {
+    const limits = this.config().rate_limits;
+    if (!limits.enabled) return false;
+    const { max, window_seconds: windowSeconds } = limits.auth;
+    const name = `auth:auth:${request.ip}`;
+    const { count } = await this.shared
+      .peek(name, windowSeconds)
+      .catch(() => this.local.peek(name, windowSeconds));
+    return count >= max;
+  }
+
+  /**
    * A refused request of an `authBucketOnRefusal` route (a refresh token that is not valid): counted in the
    * client's authentication bucket like a wrong password; past the limit, answered 429 instead.
    */

@@ -26,6 +26,7 @@ import * as eventTypes from './migrations/0028-event-types.js';
 import * as deliveryAttemptsSubscription from './migrations/0029-delivery-attempts-subscription.js';
 import * as eventRollupCompaction from './migrations/0030-event-rollup-compaction.js';
 import * as eventIdempotencyRef from './migrations/0031-event-idempotency-ref.js';
+import * as eventListReaderColumns from './migrations/0032-event-list-reader-columns.js';
 
 /**
  * Every migration, in order. Feature modules add their own file under `storage/migrations/` and a line here;
@@ -59,4 +60,5 @@ export const migrationList: Record<string, Migration> = {
   '0029-delivery-attempts-subscription': deliveryAttemptsSubscription,
   '0030-event-rollup-compaction': eventRollupCompaction,
   '0031-event-idempotency-ref': eventIdempotencyRef,
+  '0032-event-list-reader-columns': eventListReaderColumns,
 };

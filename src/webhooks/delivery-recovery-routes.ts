@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { AuditLog } from '../audit/audit-log.js';
+import { readerOf } from '../events/event-routes.js';
 import { callerOf } from '../events/subscription-routes.js';
 import { SubscriptionIdParams } from '../events/subscription-schemas.js';
 import { access } from '../http/access.js';
@@ -57,6 +58,7 @@ export function registerDeliveryRecoveryRoutes(
       const { subscription_id: subscriptionId, delivery_id: deliveryId } = request.params;
       const queued = await recovery.resend(
         callerOf(request),
+        readerOf(request),
         subscriptionId,
         deliveryId,
         request.principal!.username,

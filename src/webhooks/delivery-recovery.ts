@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { EventCipher } from '../events/event-cipher.js';
-import { decodeEventData, mayRead } from '../events/event-data.js';
+import { decodeEventData, type EventReader, mayRead, type ReadFacts } from '../events/event-data.js';
 import type { Caller, SubscriptionService } from '../events/subscription-service.js';
 import type { SubscriptionRow } from '../events/subscription-store.js';
 import { AppError } from '../http/app-error.js';
@@ -11,7 +11,13 @@ import { isForeignKeyViolation } from '../storage/foreign-key-violation.js';
 import type { Tables } from '../storage/tables.js';
 import type { TaskActor, TaskContext, TaskRunner } from '../tasks/task-runner.js';
 import { EventSelection } from './event-selection.js';
-import { dropIfCancelled, isoOrUndefined, loadTargets, replayOutboxRow } from './replay-service.js';
+import {
+  dropIfCancelled,
+  isoOrUndefined,
+  loadTargets,
+  replayOutboxRow,
+  type Target,
+} from './replay-service.js';
 import { SettleWatcher } from './settle-watcher.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
 
@@ -30,6 +36,8 @@ interface RecoverDetails {
   failed_to_resend: number;
   events_in_window: number;
   failed_resent?: number;
+  /** Failed deliveries not sent again: their events are ones the subscription's owner may no longer read. */
+  unreadable_skipped?: number;
   missed_sent?: number;
   events_scanned?: number;
   deliveries_delivered?: number;
@@ -41,6 +49,9 @@ interface Resendable {
   sequence: number;
   priority: number;
 }
+
+/** A failed delivery's event, with what `mayRead` reads of it. */
+type FailedEvent = Resendable & ReadFacts;
 
 /**
  * Sends a subscription's failed deliveries again: one (`resend`), or every one in a time window as the
@@ -70,18 +81,30 @@ export class DeliveryRecovery {
   }
 
   /**
-   * Sends one settled delivery of the subscription again, as a new delivery of the same event.
+   * Sends one settled delivery of the subscription again, as a new delivery of the same event. A delivery of an
+   * event that the caller, or the subscription's owner it would go to, may not read (`mayRead`: its owner lost
+   * the right since, say) is answered as one that does not exist.
    * @throws AppError SUBSCRIPTION_NOT_FOUND, DELIVERY_NOT_FOUND, SUBSCRIPTION_NOT_ACTIVE, RESOURCE_CONFLICT
    */
-  async resend(caller: Caller, subscriptionId: string, deliveryId: string, actor: string) {
+  async resend(
+    caller: Caller,
+    reader: EventReader,
+    subscriptionId: string,
+    deliveryId: string,
+    actor: string,
+  ) {
     const sub = await this.deps.subscriptions.get(caller, subscriptionId);
     const row = await this.deps.db
-      .selectFrom('event_outbox')
-      .select(['id', 'event_id', 'sequence', 'priority', 'status'])
-      .where('id', '=', deliveryId)
-      .where('subscription_id', '=', sub.id)
+      .selectFrom('event_outbox as o')
+      .innerJoin('events as e', 'e.event_id', 'o.event_id')
+      .select(['o.id', 'o.event_id', 'o.sequence', 'o.priority', 'o.status'])
+      .select(['e.event_type', 'e.source', 'e.security_level', 'e.emitter_id'])
+      .where('o.id', '=', deliveryId)
+      .where('o.subscription_id', '=', sub.id)
       .executeTakeFirst();
-    if (!row) throw deliveryNotFound(sub.id, deliveryId);
+    const [target] = row ? await loadTargets(this.deps.db, [sub.id], true) : [];
+    if (!row || !target || !mayRead(row, reader) || !mayRead(row, target.reader))
+      throw deliveryNotFound(sub.id, deliveryId);
     assertActive(sub);
     if (row.status === 'pending' || row.status === 'delivering') {
       throw new AppError('RESOURCE_CONFLICT', `Delivery '${deliveryId}' is still ${row.status}`, {
@@ -130,7 +153,10 @@ export class DeliveryRecovery {
       .selectFrom(this.failedQuery(sub.id, since, until, upTo).as('f'))
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .executeTakeFirst();
-    const inWindow = await this.selection.count(this.missedSelector(sub, since, until, upTo));
+    const [target] = await loadTargets(this.deps.db, [sub.id], true);
+    const inWindow = target
+      ? await this.selection.count(this.missedSelector(sub, target, since, until, upTo))
+      : 0;
     const details: RecoverDetails = {
       subscription_id: sub.id,
       since,
@@ -155,17 +181,18 @@ export class DeliveryRecovery {
     const watcher = new SettleWatcher(this.deps.db, (listener) =>
       this.deps.dispatcher.recorder.onSettled(listener),
     );
-    const tally = { failedResent: 0, missedSent: 0, scanned: 0, delivered: 0, failed: 0 };
+    const tally = { failedResent: 0, unreadable: 0, missedSent: 0, scanned: 0, delivered: 0, failed: 0 };
     const total = d.failed_to_resend + d.events_in_window;
     const report = () => {
       task.setDetails({
         failed_resent: tally.failedResent,
+        unreadable_skipped: tally.unreadable,
         missed_sent: tally.missedSent,
         events_scanned: tally.scanned,
         deliveries_delivered: tally.delivered,
         deliveries_failed: tally.failed,
       });
-      const done = Math.min(d.failed_to_resend, tally.failedResent) + tally.scanned;
+      const done = Math.min(d.failed_to_resend, tally.failedResent + tally.unreadable) + tally.scanned;
       task.progress(total === 0 ? 0.999 : Math.min(0.999, done / total));
     };
     const waits = new Set<Promise<void>>();
@@ -188,8 +215,10 @@ export class DeliveryRecovery {
     };
     report();
     try {
+      // Whom the subscription receives as, now: what its owner may no longer read is not sent again.
+      const [target] = await loadTargets(this.deps.db, [d.subscription_id], true);
       let after = 0;
-      for (;;) {
+      while (target) {
         task.signal.throwIfAborted();
         const page = await this.failedPage(
           d.subscription_id,
@@ -200,8 +229,10 @@ export class DeliveryRecovery {
           d.up_to_sequence,
         );
         if (page.length === 0) break;
-        after = page[page.length - 1]!.sequence;
-        tally.failedResent += await send(page);
+        after = Number(page[page.length - 1]!.sequence);
+        const readable = page.filter((event) => mayRead(event, target.reader));
+        tally.unreadable += page.length - readable.length;
+        tally.failedResent += await send(readable);
         report();
       }
       const sub = await this.deps.db
@@ -209,7 +240,7 @@ export class DeliveryRecovery {
         .selectAll()
         .where('id', '=', d.subscription_id)
         .executeTakeFirst();
-      if (sub) await this.sendMissed(sub, d, task, tally, send, report);
+      if (sub && target) await this.sendMissed(sub, target, d, task, tally, send, report);
       await Promise.all(waits);
     } catch (err) {
       await dropIfCancelled(this.deps, task, 'recovery cancelled');
@@ -221,10 +252,14 @@ export class DeliveryRecovery {
     task.log(
       'info',
       `resent ${tally.failedResent} failed deliveries and ${tally.missedSent} missed events: ` +
-        `${tally.delivered} delivered, ${tally.failed} failed`,
+        `${tally.delivered} delivered, ${tally.failed} failed` +
+        (tally.unreadable > 0
+          ? `; ${tally.unreadable} failed deliveries of events no longer readable skipped`
+          : ''),
     );
     return {
       failed_resent: tally.failedResent,
+      unreadable_skipped: tally.unreadable,
       missed_sent: tally.missedSent,
       deliveries_delivered: tally.delivered,
       deliveries_failed: tally.failed,
@@ -233,23 +268,24 @@ export class DeliveryRecovery {
 
   /**
    * Events of the window the subscription would receive (its patterns, filters and owner's reading rights) but
-   * has no delivery of at all: emitted while it was paused or in error (and after it was created).
+   * has no delivery of at all: emitted while it was paused or in error (and after it was created). Only the
+   * events of its patterns' types that its owner may read are read (`missedSelector`), by the type indexes.
    */
   private async sendMissed(
     sub: SubscriptionRow,
+    target: Target,
     d: RecoverDetails,
     task: TaskContext,
     tally: { missedSent: number; scanned: number },
     send: (rows: Resendable[]) => Promise<number>,
     report: () => void,
   ): Promise<void> {
-    const [target] = await loadTargets(this.deps.db, [sub.id]);
-    if (!target) return;
-    const selector = this.missedSelector(sub, d.since, d.until, d.up_to_sequence);
+    const selector = this.missedSelector(sub, target, d.since, d.until, d.up_to_sequence);
+    const types = await this.selection.resolveTypes(selector.types);
     let after = 0;
     for (;;) {
       task.signal.throwIfAborted();
-      const page = await this.selection.page(selector, after, PAGE);
+      const page = await this.selection.page(selector, after, PAGE, types);
       if (page.length === 0) break;
       after = page[page.length - 1]!.sequence;
       tally.scanned += page.length;
@@ -279,8 +315,15 @@ export class DeliveryRecovery {
     }
   }
 
-  private missedSelector(sub: SubscriptionRow, since: string, until: string, upTo: number) {
-    return { start: since > sub.created_at ? since : sub.created_at, end: until, upToSequence: upTo };
+  /** The events of the window that the subscription's patterns select and its owner may read. */
+  private missedSelector(sub: SubscriptionRow, target: Target, since: string, until: string, upTo: number) {
+    return {
+      types: JSON.parse(sub.event_patterns) as string[],
+      reader: target.reader,
+      start: since > sub.created_at ? since : sub.created_at,
+      end: until,
+      upToSequence: upTo,
+    };
   }
 
   /**
@@ -294,7 +337,7 @@ export class DeliveryRecovery {
     after: number,
     limit: number,
     upTo: number,
-  ): Promise<Resendable[]> {
+  ): Promise<FailedEvent[]> {
     return this.failedQuery(subscriptionId, since, until, upTo)
       .where('o.sequence', '>', after)
       .orderBy('o.sequence')
@@ -305,7 +348,9 @@ export class DeliveryRecovery {
   private failedQuery(subscriptionId: string, since: string, until: string, upTo: number) {
     return this.deps.reads
       .selectFrom('event_outbox as o')
+      .innerJoin('events as e', 'e.event_id', 'o.event_id')
       .select(['o.event_id', 'o.sequence', 'o.priority'])
+      .select(['e.event_type', 'e.source', 'e.security_level', 'e.emitter_id'])
       .distinct()
       .where('o.subscription_id', '=', subscriptionId)
       .where('o.status', '=', 'failed')

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ExpressionBuilder, Kysely } from 'kysely';
+import { type EventReader, readableBy } from '../events/event-data.js';
 import { compilePatterns } from '../events/pattern-matcher.js';
 import { minutesKeptFrom } from '../events/rollup-compaction.js';
 import { typeSeeks } from '../events/type-seeks.js';
@@ -22,6 +23,8 @@ export interface EventSelector {
   statuses?: readonly string[] | undefined;
   /** Only events already stored when the operation began. */
   upToSequence?: number | undefined;
+  /** Only the events this reader may read (`readableBy`, the SQL form of `mayRead`). */
+  reader?: EventReader | undefined;
 }
 
 /** Bounds of the events deleted per transaction (`EventSelection.delete`), which aims at CHUNK_TARGET_MS. */
@@ -99,7 +102,14 @@ export class EventSelection {
    */
   async page(selector: EventSelector, afterSequence: number, limit: number, types?: string[] | undefined) {
     if (types?.length === 0) return [];
-    const rows = await this.reads
+    const rows = await this.pageQuery(selector, afterSequence, limit, types).execute();
+    for (const r of rows) r.sequence = Number(r.sequence);
+    return rows;
+  }
+
+  /** The statement of `page` (of resolved `types`). Public so that a test can show its plan. */
+  pageQuery(selector: EventSelector, afterSequence: number, limit: number, types: string[] | undefined) {
+    return this.reads
       .selectFrom('events')
       .select([
         'event_id',
@@ -115,10 +125,7 @@ export class EventSelection {
       .where((eb) => where(eb, selector, types))
       .where('sequence', '>', afterSequence)
       .orderBy('sequence', 'asc')
-      .limit(limit)
-      .execute();
-    for (const r of rows) r.sequence = Number(r.sequence);
-    return rows;
+      .limit(limit);
   }
 
   /**
@@ -240,7 +247,8 @@ function onlyBefore(s: EventSelector): s is EventSelector & { before: string } {
     s.end === undefined &&
     s.correlationId === undefined &&
     (s.statuses === undefined || s.statuses.length === 0) &&
-    s.upToSequence === undefined
+    s.upToSequence === undefined &&
+    s.reader === undefined
   );
 }
 
@@ -253,5 +261,7 @@ function where(eb: ExpressionBuilder<Tables, 'events'>, s: EventSelector, types:
   if (s.correlationId !== undefined) all.push(eb('correlation_id', '=', s.correlationId));
   if (s.statuses !== undefined && s.statuses.length > 0) all.push(eb('status', 'in', [...s.statuses]));
   if (s.upToSequence !== undefined) all.push(eb('sequence', '<=', s.upToSequence));
+  const readable = s.reader === undefined ? undefined : readableBy(eb, s.reader);
+  if (readable) all.push(readable);
   return eb.and(all);
 }

@@ -428,8 +428,11 @@ export class ReplayService {
   }
 }
 
-/** The active subscriptions among `ids` (every active one when empty), as a replay or a recovery sends to them. */
-export async function loadTargets(db: Kysely<Tables>, ids: string[]): Promise<Target[]> {
+/**
+ * The active subscriptions among `ids` (every active one when empty), as a replay or a recovery sends to them:
+ * whom each receives as and what it selects. `anyStatus`: the named ones also when paused or in error.
+ */
+export async function loadTargets(db: Kysely<Tables>, ids: string[], anyStatus = false): Promise<Target[]> {
   let q = db
     .selectFrom('subscriptions')
     .leftJoin('users', 'users.id', 'subscriptions.owner_id')
@@ -440,8 +443,8 @@ export async function loadTargets(db: Kysely<Tables>, ids: string[]): Promise<Ta
       'subscriptions.filters',
       'subscriptions.reader_scopes',
       'users.roles as owner_roles',
-    ])
-    .where('subscriptions.status', '=', 'active');
+    ]);
+  if (!anyStatus || ids.length === 0) q = q.where('subscriptions.status', '=', 'active');
   if (ids.length > 0) q = q.where('subscriptions.id', 'in', ids);
   const rows = await q.orderBy('subscriptions.id').execute();
   return rows.map((row) => {

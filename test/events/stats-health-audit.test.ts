@@ -69,6 +69,29 @@ describe('event statistics, health and audit trail', { timeout: 20_000 }, () => 
     expect(s.timeline[0]).toMatchObject({ timestamp: `${start.slice(0, 10)}T00:00:00.000Z`, event_count: 4 });
   });
 
+  it("counts a non-admin's own active subscriptions, an admin's every user's", async () => {
+    const moderator = await t.createUser('stats-moderator', ['moderator']);
+    const other = await t.createUser('stats-other', ['user']);
+    const subscribe = async (token: string, url: string) => {
+      const res = await t.request('POST', '/api/v1/events/subscriptions', {
+        token,
+        body: { event_patterns: ['nothing.counted'], webhook_config: { url } },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+    };
+    const activeFor = async (token: string) => {
+      const res = await t.request('GET', '/api/v1/events/stats', { token });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.data.data.summary.active_subscriptions as number;
+    };
+    const before = await activeFor(admin);
+    await subscribe(moderator.access, 'https://mod.example.test/hook');
+    await subscribe(other.access, 'https://other.example.test/a');
+    await subscribe(other.access, 'https://other.example.test/b');
+    expect(await activeFor(moderator.access)).toBe(1);
+    expect(await activeFor(admin)).toBe(before + 3);
+  });
+
   it('needs read:metrics for stats', async () => {
     const res = await t.request('GET', '/api/v1/events/stats', { token: user.access });
     expect(res.statusCode).toBe(403);

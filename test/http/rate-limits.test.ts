@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/auth/token-hash.js';
 import { insideOneWindow } from '../helpers/fixed-window.js';
 import { ADMIN_PASSWORD, startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
@@ -121,6 +122,48 @@ describe('rate limits', () => {
       remoteAddress: ip,
     });
     expect(me.headers['x-ratelimit-limit']).toBe('5');
+  });
+
+  it('answers a refresh past the auth limit with a token of no live session 429 before any write', async () => {
+    const ip = '198.51.100.40';
+    const db = t.platform.context.database.db;
+    const login = await t.request('POST', '/api/v1/auth/login', {
+      remoteAddress: '198.51.100.41',
+      body: { username: 'admin', password: ADMIN_PASSWORD },
+    });
+    expect(login.statusCode).toBe(200);
+    // A session that has ended by its time: its refresh token is stale, though never used.
+    const stale = login.data.data.refresh_token as string;
+    const { session_id: sessionId } = await db
+      .selectFrom('refresh_tokens')
+      .select('session_id')
+      .where('token_hash', '=', sha256Hex(stale))
+      .executeTakeFirstOrThrow();
+    await db
+      .updateTable('sessions')
+      .set({ expires_at: '2000-01-01T00:00:00.000Z' })
+      .where('id', '=', sessionId)
+      .execute();
+    const session = () =>
+      db.selectFrom('sessions').selectAll().where('id', '=', sessionId).executeTakeFirstOrThrow();
+    const tokens = () =>
+      db.selectFrom('refresh_tokens').selectAll().where('session_id', '=', sessionId).execute();
+    const before = { session: await session(), tokens: await tokens() };
+    expect(before.tokens.map((r) => r.used_at)).toEqual([null]);
+
+    const refresh = (token: string) =>
+      t.request('POST', '/api/v1/auth/refresh', { remoteAddress: ip, body: { refresh_token: token } });
+    for (let i = 0; i < 6; i++) expect((await refresh(`guessed-refresh-token-${i}`)).statusCode).toBe(401);
+    for (const token of ['guessed-refresh-token-6', stale]) {
+      const limited = await refresh(token);
+      expect(limited.statusCode, limited.body).toBe(429);
+      expect(limited.data.error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { bucket: 'auth' } });
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+      expect(limited.headers['x-ratelimit-remaining']).toBe('0');
+    }
+    // The stale token was not taken in (nor a new one issued, nor the session touched): no transaction ran.
+    expect(await tokens()).toEqual(before.tokens);
+    expect(await session()).toEqual(before.session);
   });
 
   it('sends the headers on refusals from the handler and from validation too', async () => {

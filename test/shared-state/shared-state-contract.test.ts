@@ -84,7 +84,7 @@ describe(`shared state locks (${backend === 'cluster' ? 'redis' : 'memory'})`, (
   });
 });
 
-/** The counter contract (`increment`, `resetCounter`): one count for every instance, kept while it is in use. */
+/** The counter contract (`increment`, `resetCounter`, and `hit` read by `peek`): one count for every instance, kept while it is in use. */
 describe(`shared state counters (${backend === 'cluster' ? 'redis' : 'memory'})`, () => {
   const opened: SharedState[] = [];
   const prefix = `test:counters:${randomBytes(4).toString('hex')}:`;
@@ -107,6 +107,25 @@ describe(`shared state counters (${backend === 'cluster' ? 'redis' : 'memory'})`
     expect(await a.increment('shared', 60)).toBe(3);
     await b.resetCounter('shared');
     expect(await a.increment('shared', 60)).toBe(1);
+  });
+
+  it("reads a fixed window's count with peek without adding to it, for every holder", async () => {
+    const [a, b] = pair();
+    // `hit` and `peek` fail at once while a client still connects (they are on a request's path).
+    await Promise.all([a.ping(), b.ping()]);
+    const DAY = 86_400;
+    // Nothing counted yet: 0, with the window's end all the same.
+    const empty = await b.peek('window', DAY);
+    expect(empty.count).toBe(0);
+    const first = await a.hit('window', DAY);
+    expect(first.count).toBe(1);
+    expect(empty.resetAt).toBe(first.resetAt);
+    expect(await a.hit('window', DAY)).toEqual({ count: 2, resetAt: first.resetAt });
+    for (let i = 0; i < 3; i++)
+      expect(await b.peek('window', DAY)).toEqual({ count: 2, resetAt: first.resetAt });
+    expect(await b.hit('window', DAY)).toEqual({ count: 3, resetAt: first.resetAt });
+    // Another window length is another counter.
+    expect((await a.peek('window', DAY / 2)).count).toBe(0);
   });
 
   it('keeps a counter in use past its ttl, and forgets it once idle for the ttl', async () => {

@@ -42,10 +42,10 @@ describe('resending and recovering failed deliveries', { timeout: 60_000 }, () =
       event_patterns: [pattern],
       webhook_config: { url: `${receiver.url}${path}`, retry_policy: ONE_TRY },
     });
-  const finished = async (taskId: string) => {
+  const finished = async (taskId: string, token = ann.access) => {
     let task: any;
     await until(async () => {
-      task = (await t.request('GET', `/api/v1/tasks/${taskId}`, { token: ann.access })).data.data;
+      task = (await t.request('GET', `/api/v1/tasks/${taskId}`, { token })).data.data;
       return task.status !== 'running';
     }, `task ${taskId} to finish`);
     return task;
@@ -180,5 +180,73 @@ describe('resending and recovering failed deliveries', { timeout: 60_000 }, () =
     const task = await finished(res.data.data.task_id);
     expect(task.result).toMatchObject({ failed_resent: 0, missed_sent: 2, deliveries_delivered: 2 });
     expect(sentTo('/gap')).toEqual([first, ...missed]);
+  });
+  it("recovers only the events of the subscription's types, counting and scanning no other", async () => {
+    const sub = await subscribe('/scan', 'scan.*');
+    const pause = await t.request('PATCH', base(sub.id), { token: ann.access, body: { enabled: false } });
+    expect(pause.statusCode).toBe(200);
+    const missed = [
+      await emit(t, ann.access, { event_type: 'scan.missed', data: { n: 1 } }),
+      await emit(t, ann.access, { event_type: 'scan.missed', data: { n: 2 } }),
+    ];
+    for (let n = 0; n < 5; n += 1) await emit(t, ann.access, { event_type: 'noise.other', data: { n } });
+    const enable = await t.request('PATCH', base(sub.id), { token: ann.access, body: { enabled: true } });
+    const res = await t.request('POST', `${base(sub.id)}/recover`, {
+      token: ann.access,
+      body: { since: enable.data.data.missed_since },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const task = await finished(res.data.data.task_id);
+    expect(task.result).toMatchObject({ failed_resent: 0, missed_sent: 2, deliveries_delivered: 2 });
+    // The other types (and the platform's own events of the window) are neither counted nor read.
+    expect(task.details).toMatchObject({ events_in_window: 2, events_scanned: 2 });
+    expect(sentTo('/scan')).toEqual(missed);
+  });
+
+  it("neither resends nor recovers a failed delivery of an event its subscription's owner may no longer read", async () => {
+    const admin = await t.adminToken();
+    const mod = await t.createUser('recovery-moderator', ['moderator']);
+    down.add('/mod');
+    // A moderator reads the user.* family (read:users), so the subscription receives user.created.
+    const sub = await createSubscription(t, mod.access, {
+      event_patterns: ['user.*'],
+      webhook_config: { url: `${receiver.url}/mod`, retry_policy: ONE_TRY },
+    });
+    const since = new Date().toISOString();
+    await t.createUser('recovery-newcomer');
+    const list = async () =>
+      (await t.request('GET', `${base(sub.id)}/deliveries?per_page=100`, { token: admin })).data.data
+        .deliveries as { delivery_id: string; event_id: string; status: string; replay_id: string | null }[];
+    await until(async () => {
+      const all = await list();
+      return all.length === 1 && all[0]!.status === 'failed';
+    }, 'the failed delivery of user.created');
+    const [failed] = await list();
+    down.delete('/mod');
+    const demoted = await t.request('PUT', `/api/v1/admin/users/${mod.id}`, {
+      token: admin,
+      body: { roles: ['user'] },
+    });
+    expect(demoted.statusCode, demoted.body).toBe(200);
+
+    // As if the delivery did not exist: to the owner, and to an admin (the event would go to the owner).
+    for (const token of [mod.access, admin]) {
+      const res = await t.request('POST', `${base(sub.id)}/deliveries/${failed!.delivery_id}/resend`, {
+        token,
+      });
+      expect(res.statusCode, res.body).toBe(404);
+      expect(res.data.error.code).toBe('DELIVERY_NOT_FOUND');
+    }
+    const res = await t.request('POST', `${base(sub.id)}/recover`, { token: admin, body: { since } });
+    expect(res.statusCode, res.body).toBe(202);
+    const task = await finished(res.data.data.task_id, admin);
+    expect(task.status).toBe('completed');
+    // The failed user.created is skipped, and counted.
+    expect(task.result).toMatchObject({ failed_resent: 0, unreadable_skipped: 1, missed_sent: 0 });
+    // Sent once (the failed try), never again; no delivery of it was queued.
+    expect(sentTo('/mod').filter((id) => id === failed!.event_id)).toHaveLength(1);
+    const after = await list();
+    expect(after.filter((d) => d.event_id === failed!.event_id)).toHaveLength(1);
+    expect(after.filter((d) => d.replay_id)).toEqual([]);
   });
 });

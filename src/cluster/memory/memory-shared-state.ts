@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import { gcra, type HeldLease, lockFromLease, type SharedState } from '../shared-state.js';
+import { fixedWindowEnd, gcra, type HeldLease, lockFromLease, type SharedState } from '../shared-state.js';
 
 export function createMemorySharedState(): SharedState {
   const counters = new Map<string, { count: number; resetAt: number }>();
@@ -37,8 +37,7 @@ export function createMemorySharedState(): SharedState {
     kind: 'memory',
     async hit(key, windowSeconds) {
       const now = Date.now();
-      const windowMs = windowSeconds * 1000;
-      const resetAt = Math.floor(now / windowMs) * windowMs + windowMs;
+      const resetAt = fixedWindowEnd(windowSeconds, now);
       const id = `${key}:${resetAt}`;
       const current = counters.get(id) ?? { count: 0, resetAt };
       current.count += 1;
@@ -47,6 +46,10 @@ export function createMemorySharedState(): SharedState {
         for (const [k, v] of counters) if (v.resetAt <= now) counters.delete(k);
       }
       return { count: current.count, resetAt };
+    },
+    async peek(key, windowSeconds) {
+      const resetAt = fixedWindowEnd(windowSeconds);
+      return { count: counters.get(`${key}:${resetAt}`)?.count ?? 0, resetAt };
     },
     async increment(key, ttlSeconds) {
       const now = Date.now();

@@ -2,12 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { withDeadline } from '../../kernel/with-deadline.js';
-import { type HeldLease, lockFromLease, type RedisLike, type SharedState } from '../shared-state.js';
+import {
+  fixedWindowEnd,
+  type HeldLease,
+  lockFromLease,
+  type RedisLike,
+  type SharedState,
+} from '../shared-state.js';
 
 const HIT_SCRIPT = `
 local c = redis.call('INCR', KEYS[1])
 if c == 1 then redis.call('PEXPIREAT', KEYS[1], ARGV[1]) end
 return c`;
+const PEEK_SCRIPT = `return redis.call('GET', KEYS[1])`;
 const INCREMENT_SCRIPT = `
 local c = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -119,8 +126,7 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
       if (command.status !== 'ready') throw unavailable();
       if (stalled)
         throw Object.assign(new Error('Redis has not answered an earlier count yet'), { code: 'ETIMEDOUT' });
-      const windowMs = windowSeconds * 1000;
-      const resetAt = Math.floor(Date.now() / windowMs) * windowMs + windowMs;
+      const resetAt = fixedWindowEnd(windowSeconds);
       const answer = command.eval(HIT_SCRIPT, 1, key(`rl:${name}:${resetAt}`), resetAt);
       const count = Number(
         await withDeadline(answer, HIT_TIMEOUT_MS, 'Redis', (late) => {
@@ -137,6 +143,13 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
         }),
       );
       return { count, resetAt };
+    },
+    // On a request's path like `hit`: while Redis is away or stalled, fail at once (the caller reads its own).
+    async peek(name, windowSeconds) {
+      if (command.status !== 'ready' || stalled) throw unavailable();
+      const resetAt = fixedWindowEnd(windowSeconds);
+      const answer = command.eval(PEEK_SCRIPT, 1, key(`rl:${name}:${resetAt}`));
+      return { count: Number((await withDeadline(answer, HIT_TIMEOUT_MS, 'Redis')) ?? 0), resetAt };
     },
     // Counters are not on a request's path (a plugin's failures): queued while ioredis connects, bounded in time.
     async increment(name, ttlSeconds) {
