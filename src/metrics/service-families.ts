@@ -1,6 +1,6 @@
 import type { MetricFamily } from '../kernel/metric-family.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
-import { HEALTH_TIMEOUT_MS, timedHealth, within } from '../system/timed-health.js';
+import { HEALTH_TIMEOUT_MS, timedHealth, within } from '../kernel/timed-health.js';
 
 type Kind = 'counter' | 'gauge';
 

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { Timestamp } from '../http/envelope.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
+import { timedHealth } from '../kernel/timed-health.js';
 import { maskedSettings } from './masked-settings.js';
 
 const Measured = (description: string) =>
@@ -42,7 +43,7 @@ const STANDARD = ['requests_handled', 'events_processed', 'avg_response_time_ms'
 /** One registered service as the services API shows it; every figure is the service's own measurement. */
 export async function serviceView(registry: ServiceRegistry, name: string, version: string) {
   const service = registry.get(name);
-  const health = await registry.health(name);
+  const health = await timedHealth(registry, name);
   let figures: Record<string, number> = {};
   try {
     figures = service.metrics();

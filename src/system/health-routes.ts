@@ -7,9 +7,9 @@ import type { App } from '../http/app-type.js';
 import { Envelope, ok, Timestamp } from '../http/envelope.js';
 import { plainJson, SerializedData } from '../http/plain-json.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
+import { timedHealth } from '../kernel/timed-health.js';
 import { overallStatus } from './overall-status.js';
 import { PLATFORM_VERSION } from './platform-info.js';
-import { timedHealth } from './timed-health.js';
 
 const tags = ['system'];
 

@@ -2,10 +2,10 @@ import { performance } from 'node:perf_hooks';
 import type { PlatformConfig } from '../config/config-schema.js';
 import type { HealthCheck, HealthStatus } from '../kernel/service.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
+import { timedHealth } from '../kernel/timed-health.js';
 import { overallStatus } from './overall-status.js';
 import { memoryHealth } from './system-health-memory.js';
 import type { SystemHealthWindow } from './system-health-window.js';
-import { timedHealth } from './timed-health.js';
 
 export interface ComponentHealth {
   name: string;

@@ -5,7 +5,7 @@ import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
 /**
  * A component whose health check never answers (here an SMTP server that accepts and then says nothing,
- * nodemailer waiting up to mail.timeout_seconds for its greeting) must not hold the scrape or the status: the checks run side by side,
+ * nodemailer waiting up to mail.timeout_seconds for its greeting) must not hold the scrape, the status or the services API: the checks run side by side,
  * each cut off after the health timeout (5 s) and reported unhealthy.
  */
 describe('metrics and status with a component that never answers', { timeout: 30_000 }, () => {
@@ -54,5 +54,12 @@ describe('metrics and status with a component that never answers', { timeout: 30
     expect(ms).toBeLessThan(20_000);
     expect(res.data.data.components.mailer).toBe('unhealthy');
     expect(res.data.data.components.database).toBe('healthy');
+  });
+
+  it('answers GET /api/v1/services/mailer within the health timeout, the silent component unhealthy', async () => {
+    const { res, ms } = await timed('/api/v1/services/mailer');
+    expect(res.statusCode, res.body).toBe(200);
+    expect(ms).toBeLessThan(20_000);
+    expect(res.data.data.health).toBe('unhealthy');
   });
 });

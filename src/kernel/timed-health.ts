@@ -1,5 +1,5 @@
-import type { ServiceHealth } from '../kernel/service.js';
-import type { ServiceRegistry } from '../kernel/service-registry.js';
+import type { ServiceHealth } from './service.js';
+import type { ServiceRegistry } from './service-registry.js';
 
 /** A component that does not answer its health check within this time is reported unhealthy. */
 export const HEALTH_TIMEOUT_MS = 5_000;
