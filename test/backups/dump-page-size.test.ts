@@ -33,4 +33,18 @@ describe('the dump of a table of large rows', { timeout: 120_000 }, () => {
     // Each line is the row's JSON: its 3 MB of text and a few characters around it.
     expect(dump.tables?.['big']?.file.bytes).toBeGreaterThan(ROWS * ROW_CHARS);
   });
+
+  it('dumps rows of 16 MB (an event at the largest payload limit) within the worker heap, one at a time', async () => {
+    const huge = join(dir, 'huge.sqlite');
+    const db = new SqliteDriver(huge);
+    db.pragma('journal_mode = wal');
+    db.exec(`create table platform_migrations (name text primary key, executed_at text);
+      create table config_overrides (key text primary key, value text, updated_at text, updated_by text);
+      create table huge (id integer primary key, body text);
+      with recursive n(i) as (select 1 union all select i + 1 from n where i < 3)
+      insert into huge select i, hex(randomblob(8 * 1024 * 1024)) from n;`);
+    db.close();
+    const dump = await dumpInWorker(huge, join(dir, 'huge'), { database: true, configuration: false });
+    expect(dump.tables?.['huge']?.rows).toBe(3);
+  });
 });
