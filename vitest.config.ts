@@ -52,9 +52,6 @@ const projects = [
         // A backup's reads of a SQLite file off the event loop (PostgreSQL's never ran on it).
         'test/backups/backup-stalls.test.ts',
         'test/backups/dump-in-worker.test.ts',
-        'test/backups/dump-page-size.test.ts',
-        // The archive's packing reads files only: no backend.
-        'test/backups/archive-in-worker.test.ts',
       ],
       env: { PLATFORM_TEST_BACKEND: 'cluster' },
       globalSetup: ['test/helpers/require-backends.ts'],

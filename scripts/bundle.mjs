@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Bundles the platform's command (`src/main.ts`) and the entries of its workers (the plugin worker, the
- * backup's table dump and archive) into `dist/platform/` with esbuild, after `tsc` has written `dist/src/` (which the
+ * backup's table dump) into `dist/platform/` with esbuild, after `tsc` has written `dist/src/` (which the
  * package's `./sdk` and `./client` exports and their types still use). Loading one bundle instead of some
  * three hundred of our modules and a few thousand of the dependencies' is most of the start-up time
  * (docs/performance.md). Dependencies that need their own files at
@@ -23,7 +23,6 @@ await build({
     main: 'src/main.ts',
     'plugin-worker': 'src/plugins/plugin-worker.ts',
     'table-dump-worker': 'src/backups/table-dump-worker.ts',
-    'archive-writer-worker': 'src/backups/archive-writer-worker.ts',
   },
   outdir: OUT,
   // Beside the entries: bundled code that finds files next to itself (the plugin worker) runs from any chunk.

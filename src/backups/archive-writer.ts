@@ -9,7 +9,12 @@ import { create } from 'tar';
 import { encryptingStream } from './archive-cipher.js';
 import { MANIFEST_FILE, type Manifest } from './backup-manifest.js';
 
-export interface ArchiveOptions {
+/**
+ * Packs a staged folder into the archive file: `manifest.json` first, then the named top-level folders,
+ * as `.tar.gz` (or plain `.tar`), optionally encrypted. Writes to a temporary name and renames at the
+ * end, so a half-written archive never carries the final name. Resolves to the file's size and SHA-256.
+ */
+export async function writeArchive(options: {
   stagingDir: string;
   manifest: Manifest;
   folders: readonly string[];
@@ -18,18 +23,7 @@ export interface ArchiveOptions {
   encryptionKey?: string | undefined;
   /** Aborting it stops the packing; the partial file is removed. */
   signal?: AbortSignal | undefined;
-}
-
-/** The name an archive is written under until it is whole. */
-export const partialFile = (file: string) => `${file}.partial`;
-
-/**
- * Packs a staged folder into the archive file: `manifest.json` first, then the named top-level folders,
- * as `.tar.gz` (or plain `.tar`), optionally encrypted. Writes to a temporary name and renames at the
- * end, so a half-written archive never carries the final name. Resolves to the file's size and SHA-256.
- * A backup runs it in a worker thread (archive-in-worker), off the event loop.
- */
-export async function writeArchive(options: ArchiveOptions): Promise<{ bytes: number; sha256: string }> {
+}): Promise<{ bytes: number; sha256: string }> {
   const { stagingDir, file } = options;
   await writeFile(join(stagingDir, MANIFEST_FILE), `${JSON.stringify(options.manifest, null, 2)}\n`);
   const pack = create(
@@ -55,7 +49,7 @@ export async function writeArchive(options: ArchiveOptions): Promise<{ bytes: nu
       done(null, chunk);
     },
   });
-  const partial = partialFile(file);
+  const partial = `${file}.partial`;
   try {
     const stages = [
       ...(options.compression ? [createGzip()] : []),

@@ -8,8 +8,8 @@ import type { ConfigMetadata } from '../config/config-service.js';
 import { nowIso } from '../kernel/new-id.js';
 import type { Database } from '../storage/database.js';
 import { PLATFORM_VERSION } from '../system/platform-info.js';
-import { archiveInWorker } from './archive-in-worker.js';
 import { sha256File } from './archive-reader.js';
+import { writeArchive } from './archive-writer.js';
 import { archiveFileName, backupFolder, pluginFolder, workFolder } from './backup-files.js';
 import {
   BACKUP_FORMAT,
@@ -96,8 +96,7 @@ export async function insertBackupRow(deps: BuildDeps, input: BuildInput): Promi
 
 /**
  * Writes the archive of a row `insertBackupRow` stored, and moves the row to `completed` or `failed`. Every
- * stage is streamed: tables in pages (table-dump; for a SQLite file in a worker thread), files copied, the archive packed
- * from the staged files in a worker thread (archive-in-worker).
+ * stage is streamed: tables in pages (table-dump; for a SQLite file in a worker thread), files copied, the archive packed from the staged files.
  */
 export async function writeBackup(
   deps: BuildDeps,
@@ -162,7 +161,7 @@ export async function writeBackup(
     const folders = ['database', 'config', 'plugins', 'logs'].filter((f) =>
       Object.keys(manifest.files).some((p) => p.startsWith(`${f}/`)),
     );
-    const written = await archiveInWorker({
+    const written = await writeArchive({
       stagingDir: content,
       manifest,
       folders,

@@ -1,7 +1,7 @@
+import { Worker } from 'node:worker_threads';
 import { workerEntry } from '../kernel/worker-entry.js';
-import { runBackupWorker } from './backup-worker.js';
 import type { SnapshotDump, SnapshotDumpOptions, SnapshotWants } from './snapshot-dump.js';
-import type { DumpProgress, DumpWorkerData } from './table-dump-worker.js';
+import type { DumpWorkerData, DumpWorkerMessage } from './table-dump-worker.js';
 
 // Built, `table-dump-worker.js` beside this module; from the sources, the TypeScript entry bundled as an IIFE
 // for an `eval` worker, with the native drivers left to be loaded from node_modules (docs/adr/0010).
@@ -37,11 +37,38 @@ export async function dumpInWorker(
   const { signal } = options;
   signal?.throwIfAborted();
   const program = await ENTRY();
+  signal?.throwIfAborted();
   const workerData: DumpWorkerData = { file, dir, wants };
-  return runBackupWorker<SnapshotDump, DumpProgress>(program, {
-    workerData,
-    resourceLimits: WORKER_LIMITS,
-    signal,
-    onMessage: (message) => options.onRows?.(message.rows, message.estimate),
+  const worker =
+    'file' in program
+      ? new Worker(program.file, { workerData, resourceLimits: WORKER_LIMITS })
+      : new Worker(program.code, { eval: true, workerData, resourceLimits: WORKER_LIMITS });
+  return new Promise<SnapshotDump>((resolve, reject) => {
+    // How the call ends, decided by the first of: the result, an error, the abort. It ends once the worker has
+    // exited, so nothing writes into the staging folder the caller is about to remove.
+    let outcome: (() => void) | undefined;
+    const finish = (fn: () => void) => {
+      if (outcome) return;
+      outcome = fn;
+      void worker.terminate();
+    };
+    const aborted = () => finish(() => reject(signal?.reason));
+    signal?.addEventListener('abort', aborted, { once: true });
+    worker.on('message', (message: DumpWorkerMessage) => {
+      if (message.t === 'rows') options.onRows?.(message.rows, message.estimate);
+      else if (message.t === 'done') finish(() => resolve(message.dump));
+      else {
+        const err = Object.assign(new Error(message.message), message.code ? { code: message.code } : {});
+        err.name = message.name;
+        if (message.stack) err.stack = message.stack;
+        finish(() => reject(err));
+      }
+    });
+    // An uncaught error, or the heap limit reached (ERR_WORKER_OUT_OF_MEMORY).
+    worker.on('error', (err) => finish(() => reject(err)));
+    worker.on('exit', (code) => {
+      signal?.removeEventListener('abort', aborted);
+      (outcome ?? (() => reject(new Error(`the backup's database worker stopped (exit code ${code})`))))();
+    });
   });
 }

@@ -5,7 +5,6 @@
  * stay off the platform's event loop and heap. It posts its progress and, at the end, its result or its error.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { failureOf, type WorkerEnd } from './backup-worker.js';
 import { readSqliteSnapshot } from './database-snapshot.js';
 import { dumpSnapshot, type SnapshotDump, type SnapshotWants } from './snapshot-dump.js';
 
@@ -17,10 +16,12 @@ export interface DumpWorkerData {
   wants: SnapshotWants;
 }
 
-/** After each page: the rows dumped so far, and the estimate of all of them. */
-export type DumpProgress = { t: 'rows'; rows: number; estimate: number };
+export type DumpWorkerMessage =
+  | { t: 'rows'; rows: number; estimate: number }
+  | { t: 'done'; dump: SnapshotDump }
+  | { t: 'failed'; message: string; name: string; code: string | undefined; stack: string | undefined };
 
-const post = (message: DumpProgress | WorkerEnd<SnapshotDump>) => parentPort?.postMessage(message);
+const post = (message: DumpWorkerMessage) => parentPort?.postMessage(message);
 
 async function run(data: DumpWorkerData) {
   try {
@@ -29,9 +30,16 @@ async function run(data: DumpWorkerData) {
         onRows: (rows, estimate) => post({ t: 'rows', rows, estimate }),
       }),
     );
-    post({ t: 'done', result: dump });
+    post({ t: 'done', dump });
   } catch (err) {
-    post(failureOf(err));
+    const e = err instanceof Error ? err : new Error(String(err));
+    post({
+      t: 'failed',
+      message: e.message,
+      name: e.name,
+      code: (e as NodeJS.ErrnoException).code,
+      stack: e.stack,
+    });
   }
 }
 
