@@ -52,6 +52,7 @@ const projects = [
         // A backup's reads of a SQLite file off the event loop (PostgreSQL's never ran on it).
         'test/backups/backup-stalls.test.ts',
         'test/backups/dump-in-worker.test.ts',
+        'test/backups/dump-page-size.test.ts',
       ],
       env: { PLATFORM_TEST_BACKEND: 'cluster' },
       globalSetup: ['test/helpers/require-backends.ts'],
