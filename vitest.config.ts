@@ -52,6 +52,7 @@ const projects = [
         // A backup's reads of a SQLite file off the event loop (PostgreSQL's never ran on it).
         'test/backups/backup-stalls.test.ts',
         'test/backups/dump-in-worker.test.ts',
+        'test/backups/dump-page-size.test.ts',
         // SQLite's query plans (PostgreSQL takes the primary key for an id list). Of
         // test/events/list-at-scale.test.ts only the SQLite plan in index order is skipped here (its context's
         // skip(), reported as skipped); the rest of that file runs on this project.

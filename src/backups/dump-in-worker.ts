@@ -12,13 +12,15 @@ const ENTRY = workerEntry('table-dump-worker', import.meta.url, {
 
 /**
  * The worker's heap. It holds one page of rows and its JSON text at a time — pages are sized to about 4 MB of
- * JSON (table-dump: 16 rows of events at the 256 KB payload limit, 500 of ordinary ones) — plus the driver's
- * and Kysely's code. 96 MB bounds what the dump can add to the process (the platform's own heap is some
- * 100–150 MB) with room for the largest row the platform stores: an event of `events.max_payload_bytes` (at
- * most 16 MB) and its JSON. Its young generation is capped too, so the garbage between pages is collected
- * early. Should the heap run out all the same, the backup dumps on the platform's thread (backup-builder).
+ * JSON (table-dump: 16 rows of events at the 256 KB payload limit, 500 of ordinary ones), the first page of a
+ * table a single row — plus the driver's and Kysely's code. 64 MB bounds what the dump adds to the process (the
+ * platform's own heap is some 100–150 MB) with room for the largest row the platform stores: an event of
+ * `events.max_payload_bytes` (at most 16 MB), its JSON and the page's text (test/backups/dump-page-size.test.ts).
+ * Its young generation is capped too, so the garbage between pages is collected early. A heap allowed to grow
+ * is a heap that grows: with 96 MB and 16 MB the process's RSS during a backup of 10M events peaked at 262 MB.
+ * Should the heap run out all the same, the backup dumps on the platform's thread (backup-builder).
  */
-const WORKER_LIMITS = { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 16 };
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 };
 
 /**
  * Runs `dumpSnapshot` on a SQLite file in a worker thread (table-dump-worker) with its own read-only connection:

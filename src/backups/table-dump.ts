@@ -23,12 +23,14 @@ export interface DumpedTable {
 
 /**
  * Rows read per query: at most 500 (a page of a wide table reads and encodes in a few milliseconds), and about
- * 4 MB of JSON, judged from the rows of the page before. The first page of a table reads 50 rows; rows of
- * 256 KB (an event at the payload limit) are then read 16 at a time, so a page's text and rows stay a few tens
- * of megabytes at most whatever the rows weigh — what the dump worker's capped heap holds (dump-in-worker.ts).
+ * 4 MB of JSON, judged from the rows of the page before. The first page of a table reads one row, so the size of
+ * its rows is known before many are read: 50 rows of events at the 16 MB payload limit would have been some
+ * 800 MB of rows and text at once. Rows of 256 KB (an event at the default payload limit) are then read 16 at a
+ * time, so a page's text and rows stay a few megabytes whatever the rows weigh — what the dump worker's capped
+ * heap holds (dump-in-worker.ts).
  */
 const MAX_PAGE = 500;
-const FIRST_PAGE = 50;
+const FIRST_PAGE = 1;
 const PAGE_BYTES = 4 * 1024 * 1024;
 
 /** The rows of the next page, from the JSON text the last one made of `rows` rows. */
