@@ -128,6 +128,8 @@ export class EventStore {
    * the list's order (migration 0016), so page 1 reads its rows and no more. The count stops at
    * TOTAL_LOOKAHEAD events past the page: `totalExact` is false when it stopped there, and `total` is then
    * that many (a lower bound), so counting costs at most the page's depth plus the lookahead, never the store.
+   * A deep page in time order skips its depth from the roll-ups instead (`skipTarget`): the page and the count
+   * then read from the bucket where the offset lands, and the same rows and `total` come out.
    */
   async query(q: EventQuery): Promise<{ rows: EventRow[]; total: number; totalExact: boolean }> {
     const list = await this.listQueries(q);
@@ -168,7 +170,7 @@ export class EventStore {
     const offset = (q.page - 1) * q.perPage;
     const countLimit = offset + q.perPage + TOTAL_LOOKAHEAD;
     // A deep page in time order starts at the roll-ups' bucket where its offset lands (`skipTarget`).
-    const skip = (await this.skippable(q, offset, types))
+    const skip = (await this.skippable(q, offset))
       ? skipTarget(
           this.reads,
           { eventType: q.eventType, types: some, source: q.source, reader: q.reader },
@@ -231,11 +233,10 @@ export class EventStore {
    * with only filters the roll-ups' keys hold (type or pattern, source, the reader's visibility), and few
    * enough events expired but not yet deleted (the walk subtracts them one by one; counted from their index).
    */
-  private async skippable(q: EventQuery, offset: number, types: readonly string[] | undefined) {
+  private async skippable(q: EventQuery, offset: number) {
     if (q.sort !== 'timestamp' || offset < SKIP_FROM) return false;
     if (q.startTime !== undefined || q.endTime !== undefined) return false;
     if (q.correlationId !== undefined || q.priority !== undefined || q.status !== undefined) return false;
-    if (types === undefined && q.eventType?.includes('*')) return false;
     const expired = this.reads
       .selectFrom('events')
       .select(sql.lit(1).as('one'))
