@@ -173,7 +173,7 @@ export class EventStore {
     const skip = (await this.skippable(q, offset))
       ? skipTarget(
           this.reads,
-          { eventType: q.eventType, types: some, source: q.source, reader: q.reader },
+          { eventType: types ? undefined : q.eventType, types: some, source: q.source, reader: q.reader },
           kept(),
           q.order,
           offset,
