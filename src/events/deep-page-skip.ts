@@ -85,7 +85,7 @@ export function skipTarget(
     .select(['timestamp', 'event_type', 'source', 'security_level', 'emitter_id'])
     .where('expires_at', '<=', now);
   const gone = reads
-    .selectFrom(sql<EventRow>`skip_expired`.as('events'))
+    .selectFrom(sql<EventRow>`skip_expired`.as('expired'))
     .select('timestamp')
     .where(conditions as never);
   const hourMinutes = sql`bucket between (select bucket from skip_hour) || ':00' and (select bucket from skip_hour) || ':59'`;
