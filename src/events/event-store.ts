@@ -230,8 +230,10 @@ export class EventStore {
 
   /**
    * Whether a page is read from the roll-ups' bucket where it starts (`skipTarget`): in time order, deep enough,
-   * with only filters the roll-ups' keys hold (type or pattern, source, the reader's visibility), and few
-   * enough events expired but not yet deleted (the walk subtracts them one by one; counted from their index).
+   * with only filters the roll-ups' keys hold (type or pattern, source, the reader's visibility), with few
+   * enough events expired but not yet deleted (the walk subtracts them one by one; counted from their index),
+   * and fewer hour roll-ups than the offset (the walk reads every one: a store of many types and sources over
+   * many hours could hold more of them than the entries the page would skip).
    */
   private async skippable(q: EventQuery, offset: number) {
     if (q.sort !== 'timestamp' || offset < SKIP_FROM) return false;
@@ -243,11 +245,19 @@ export class EventStore {
       .where('expires_at', '<=', q.now)
       .limit(SKIP_EXPIRED_MAX)
       .as('expired');
+    const hours = this.reads
+      .selectFrom('event_rollups')
+      .select(sql.lit(1).as('one'))
+      .where('span', '=', 'h')
+      .limit(offset)
+      .as('hours');
     const row = await this.reads
-      .selectFrom(expired)
-      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .selectNoFrom((eb) => [
+        eb.selectFrom(expired).select(eb.fn.countAll<number>().as('n')).as('expired'),
+        eb.selectFrom(hours).select(eb.fn.countAll<number>().as('n')).as('hours'),
+      ])
       .executeTakeFirst();
-    return Number(row?.n ?? 0) < SKIP_EXPIRED_MAX;
+    return Number(row?.expired ?? 0) < SKIP_EXPIRED_MAX && Number(row?.hours ?? 0) < offset;
   }
 
   /**

@@ -267,3 +267,45 @@ async function planOf(database: Database, query: CompiledQuery): Promise<string[
   );
   return plan.rows.map((r) => r.detail ?? r['QUERY PLAN'] ?? '');
 }
+
+describe('deep pages of a store with more hour roll-ups than the offset', { timeout: 120_000 }, () => {
+  let t: TestPlatform;
+  let database: Database;
+
+  beforeAll(async () => {
+    t = await startPlatform();
+    database = t.platform.context.database;
+    const reader = 'usr_nobody';
+    // One event per source: as many hour roll-ups as events, more than a page at SKIP_FROM would skip.
+    const rows = Array.from({ length: SKIP_FROM + 500 }, (_, k) => ({
+      ...row(k + 1, iso(START + k * 10), reader),
+      source: `many${k}`,
+    }));
+    await insert(database.db, rows);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('skip by OFFSET: the walk would read more roll-ups than the entries it saves', async () => {
+    const store = new EventStore(database.db, database.reads, database.dialect);
+    const statements = (await store.listQueries({
+      sort: 'timestamp',
+      order: 'asc',
+      page: SKIP_FROM / 100 + 1,
+      perPage: 100,
+      now: new Date().toISOString(),
+      reader: { userId: 'usr_nobody', isAdmin: true, permissions: ['*'] },
+    }))!;
+    expect(statements.rows.compile().sql).not.toContain('skip_target');
+    const res = await t.request('GET', `/api/v1/events?per_page=100&page=${SKIP_FROM / 100 + 1}&order=asc`, {
+      token: await t.adminToken(),
+    });
+    const { rows } = await sql<{ event_id: string }>`select event_id from events
+      where expires_at is null or expires_at > ${new Date().toISOString()}
+      order by timestamp, sequence limit 100 offset ${SKIP_FROM}`.execute(database.db);
+    expect(res.data.data.events.map((e: { event_id: string }) => e.event_id)).toEqual(
+      rows.map((r) => r.event_id),
+    );
+  });
+});
