@@ -2,12 +2,22 @@ import {
   type Expression,
   type ExpressionBuilder,
   type Kysely,
+  type QueryCreator,
   type Selectable,
   type SqlBool,
   sql,
 } from 'kysely';
 import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
+import {
+  SKIP_EXPIRED_MAX,
+  SKIP_FROM,
+  SKIP_TARGET,
+  skipBound,
+  skipped,
+  skipResidual,
+  skipTarget,
+} from './deep-page-skip.js';
 import { type AuditEntry, deliveryAuditEntry } from './delivery-audit.js';
 import { type EventReader, readableBy } from './event-data.js';
 import type { EventsTable } from './event-tables.js';
@@ -118,6 +128,8 @@ export class EventStore {
    * the list's order (migration 0016), so page 1 reads its rows and no more. The count stops at
    * TOTAL_LOOKAHEAD events past the page: `totalExact` is false when it stopped there, and `total` is then
    * that many (a lower bound), so counting costs at most the page's depth plus the lookahead, never the store.
+   * A deep page in time order skips its depth from the roll-ups instead (`skipTarget`): the page and the count
+   * then read from the bucket where the offset lands, and the same rows and `total` come out.
    */
   async query(q: EventQuery): Promise<{ rows: EventRow[]; total: number; totalExact: boolean }> {
     const list = await this.listQueries(q);
@@ -135,9 +147,9 @@ export class EventStore {
     const types = q.eventType?.includes('*') ? await this.typesMatching(q.eventType) : undefined;
     if (types && types.length === 0) return undefined;
     const some = types && !types.includes(ALL_TYPES) ? types : undefined;
-    /** The list's conditions; `type` in place of the pattern's types, for one arm of a merged page. */
-    const where = (type?: string) => (eb: ExpressionBuilder<Tables, 'events'>) => {
-      const all = [eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', q.now)])];
+    /** The list's conditions but expiry; `type` in place of the pattern's types, for one arm of a merged page. */
+    const kept = (type?: string) => (eb: ExpressionBuilder<Tables, 'events'>) => {
+      const all: Expression<SqlBool>[] = [];
       // All types (`*`, `**`) is no condition.
       if (type !== undefined) all.push(eb('event_type', '=', type));
       else if (some) all.push(eb('event_type', 'in', some));
@@ -152,35 +164,100 @@ export class EventStore {
       if (readable) all.push(readable);
       return eb.and(all);
     };
+    /** The list's conditions (`kept`, and not expired); `type` as for `kept`. */
+    const where = (type?: string) => (eb: ExpressionBuilder<Tables, 'events'>) =>
+      eb.and([eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', q.now)]), kept(type)(eb)]);
     const offset = (q.page - 1) * q.perPage;
     const countLimit = offset + q.perPage + TOTAL_LOOKAHEAD;
+    // A deep page in time order starts at the roll-ups' bucket where its offset lands (`skipTarget`).
+    const skip = (await this.skippable(q, offset))
+      ? skipTarget(
+          this.reads,
+          { eventType: types ? undefined : q.eventType, types: some, source: q.source, reader: q.reader },
+          kept(),
+          q.order,
+          offset,
+          q.now,
+        )
+      : undefined;
+    // The walk is a CTE of both statements: each reads its counts and its rows in one snapshot.
+    const reads: QueryCreator<Tables> = skip
+      ? (this.reads.with(
+          (cte) => cte(SKIP_TARGET).materialized(),
+          () => skip,
+        ) as unknown as QueryCreator<Tables>)
+      : this.reads;
+    const listed = skip
+      ? (type?: string) => (eb: ExpressionBuilder<Tables, 'events'>) =>
+          eb.and([where(type)(eb), skipBound(q.order)])
+      : where;
+    const from = skip ? skipResidual(offset) : offset;
+    // The capped count: with a skip, the events before its bucket and those counted from it up to the cap.
     const matched = this.reads
       .selectFrom('events')
       .select(sql.lit(1).as('one'))
-      .where(where())
-      .limit(countLimit)
+      .where(listed())
+      .limit(skip ? sql<number>`${countLimit} - ${skipped()}` : countLimit)
       .as('matched');
-    const count = this.reads.selectFrom(matched).select((eb) => eb.fn.countAll<number>().as('n'));
+    const count = reads
+      .selectFrom(matched)
+      .select((eb) => (skip ? sql<number>`${skipped()} + count(*)` : eb.fn.countAll<number>()).as('n'));
     if (some && some.length > 1 && some.length <= MERGED_TYPES_MAX && q.sort === 'timestamp') {
-      return { count, rows: this.mergedPage(some, where, q.order, q.perPage, offset), countLimit };
+      return {
+        count,
+        rows: this.mergedPage(reads, some, listed, q.order, q.perPage, offset, from),
+        countLimit,
+      };
     }
     const columns = q.sort === 'timestamp' ? (['timestamp'] as const) : ([q.sort, 'timestamp'] as const);
     let keys = this.reads
       .selectFrom('events')
       .select(['sequence', ...columns])
-      .where(where())
+      .where(listed())
       .orderBy(q.sort, q.order);
     if (q.sort !== 'timestamp') keys = keys.orderBy('timestamp', q.order);
     // The rows skipped by a deep page are read from the index alone (their keys), not whole (PostgreSQL read
     // every skipped row from the table: seconds at page 5,000); only the page's rows are read whole.
-    const page = keys.orderBy('sequence', q.order).limit(q.perPage).offset(offset).as('page');
-    let rows = this.reads
+    const page = keys.orderBy('sequence', q.order).limit(q.perPage).offset(from).as('page');
+    let rows = reads
       .selectFrom(page)
       .innerJoin('events', 'events.sequence', 'page.sequence')
       .selectAll('events')
       .orderBy(`page.${q.sort}`, q.order);
     if (q.sort !== 'timestamp') rows = rows.orderBy('page.timestamp', q.order);
     return { count, rows: rows.orderBy('page.sequence', q.order), countLimit };
+  }
+
+  /**
+   * Whether a page is read from the roll-ups' bucket where it starts (`skipTarget`): in time order, deep enough,
+   * with only filters the roll-ups' keys hold (type or pattern, source, the reader's visibility), with few
+   * enough events expired but not yet deleted (the walk subtracts them one by one; counted from their index),
+   * and fewer hour roll-ups than the offset (the walk reads every one: a store of many types and sources over
+   * many hours could hold more of them than the entries the page would skip).
+   */
+  private async skippable(q: EventQuery, offset: number) {
+    if (q.sort !== 'timestamp' || offset < SKIP_FROM) return false;
+    if (q.startTime !== undefined || q.endTime !== undefined) return false;
+    if (q.correlationId !== undefined || q.priority !== undefined || q.status !== undefined) return false;
+    const expired = this.reads
+      .selectFrom('events')
+      .select(sql.lit(1).as('one'))
+      .where('expires_at', '<=', q.now)
+      .limit(SKIP_EXPIRED_MAX)
+      .as('expired');
+    const hours = this.reads
+      .selectFrom('event_rollups')
+      .select(sql.lit(1).as('one'))
+      .where('span', '=', 'h')
+      .limit(offset)
+      .as('hours');
+    const row = await this.reads
+      .selectNoFrom((eb) => [
+        eb.selectFrom(expired).select(eb.fn.countAll<number>().as('n')).as('expired'),
+        eb.selectFrom(hours).select(eb.fn.countAll<number>().as('n')).as('hours'),
+      ])
+      .executeTakeFirst();
+    return Number(row?.expired ?? 0) < SKIP_EXPIRED_MAX && Number(row?.hours ?? 0) < offset;
   }
 
   /**
@@ -192,11 +269,14 @@ export class EventStore {
    * The same rows as the plain query, in the same order (`sequence` is unique).
    */
   private mergedPage(
+    reads: QueryCreator<Tables>,
     types: readonly string[],
     where: (type: string) => (eb: ExpressionBuilder<Tables, 'events'>) => Expression<SqlBool>,
     order: 'asc' | 'desc',
     perPage: number,
     offset: number,
+    /** Where the page starts among the merged keys: `offset`, or less it the rows a skip passed over. */
+    from: number | Expression<number>,
   ) {
     const keysOf = (type: string) =>
       this.reads.selectFrom('events').select(['timestamp', 'sequence']).where(where(type));
@@ -221,9 +301,9 @@ export class EventStore {
       .orderBy('timestamp', order)
       .orderBy('sequence', order)
       .limit(perPage)
-      .offset(offset)
+      .offset(from)
       .as('page');
-    return this.reads
+    return reads
       .selectFrom(page)
       .innerJoin('events', 'events.sequence', 'page.sequence')
       .selectAll('events')
