@@ -66,8 +66,16 @@ export function registerIdempotency(
   const held = new WeakMap<FastifyRequest, HeldKey>();
   const ttlMs = () => cfg().server.idempotency_ttl_seconds * 1000;
 
-  /** Claims the key (the route runs), replays its answer, or throws the refusal. */
-  const claimOrReplay = async (request: FastifyRequest, reply: FastifyReply, ref: IdempotencyKeyRef) => {
+  /**
+   * Claims the key (the route runs: false), replays its answer (true: the reply is under way), or throws the
+   * refusal. A replay's `send` is not over when this resolves (the onSend hooks are asynchronous), so
+   * `reply.sent` cannot say that the route must not run: this answer does.
+   */
+  const claimOrReplay = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    ref: IdempotencyKeyRef,
+  ): Promise<boolean> => {
     const fingerprint = fingerprintOf(request);
     const outcome = await settle(store, ref, fingerprint, ttlMs());
     const committed = request.routeOptions.config.idempotentCommitted;
@@ -82,8 +90,7 @@ export function registerIdempotency(
       // Stored by onSend as the key's answer when what an earlier holder committed is replayed. A key nobody
       // held before (the usual case) has nothing committed under it: no lookup.
       held.set(request, outcome.held);
-      if (outcome.takenOver) await replayCommitted();
-      return;
+      return outcome.takenOver && (await replayCommitted());
     }
     if (outcome.fingerprint !== fingerprint) {
       throw new AppError('IDEMPOTENCY_KEY_REUSED', undefined, {
@@ -91,7 +98,7 @@ export function registerIdempotency(
       });
     }
     if (outcome.state === 'running') {
-      if (await replayCommitted()) return;
+      if (await replayCommitted()) return true;
       throw new AppError('IDEMPOTENCY_KEY_IN_PROGRESS', undefined, {
         details: { header: 'Idempotency-Key', key: ref.key, waited_ms: WAIT_MS },
         headers: { 'retry-after': '1' },
@@ -100,6 +107,7 @@ export function registerIdempotency(
     // The first answer, byte for byte (its request_id and timestamp included).
     const body = cipher.open(outcome.body);
     reply.code(outcome.statusCode).header('idempotent-replayed', 'true').type(JSON_TYPE).send(body);
+    return true;
   };
 
   // Callback style: a request without the header costs no promise.
@@ -110,8 +118,8 @@ export function registerIdempotency(
       return;
     }
     claimOrReplay(request, reply, { scope: request.principal.userId, key }).then(
-      () => {
-        if (!reply.sent) done();
+      (replayed) => {
+        if (!replayed) done();
       },
       (err: Error) => done(err),
     );
