@@ -38,6 +38,9 @@ const ALL_TYPES = '*';
 /** Up to this many types, a pattern's page is read by merging one ordered arm per type (`mergedPage`). */
 const MERGED_TYPES_MAX = 64;
 
+/** Up to this many types, a merged page on SQLite is skipped to by the roll-ups (`mergedSkipArmsMax`). */
+const SQLITE_MERGED_SKIP_ARMS = 7;
+
 export interface EventQuery {
   eventType?: string | undefined;
   source?: string | undefined;
@@ -62,7 +65,18 @@ export class EventStore {
     /** Where reads that grow with the store run (Database.reads): lists, their counts, audit trails. */
     private readonly reads: Kysely<Tables>,
     private readonly dialect: Dialect,
-  ) {}
+  ) {
+    this.mergedSkipArmsMax = dialect === 'sqlite' ? SQLITE_MERGED_SKIP_ARMS : MERGED_TYPES_MAX;
+  }
+
+  /**
+   * The most arms a merged page (`mergedPage`) skipped to by the roll-ups may have. Each arm reads the walk's
+   * bucket, and a SQLite of its own build may refuse so many references to the walk ("VIEWs and/or subqueries
+   * nested too deep": SQLite 3.50 in better-sqlite3 13, Node 22 and later, refused 10 arms and took 7, where
+   * better-sqlite3 12's took 10). So SQLite skips for at most SQLITE_MERGED_SKIP_ARMS arms, and a refusal all
+   * the same lowers the bound: that page, and later ones of as many arms, are read with OFFSET alone.
+   */
+  private mergedSkipArmsMax: number;
 
   async findById(id: string): Promise<EventRow | undefined> {
     return this.db.selectFrom('events').selectAll().where('event_id', '=', id).executeTakeFirst();
@@ -132,9 +146,20 @@ export class EventStore {
    * then read from the bucket where the offset lands, and the same rows and `total` come out.
    */
   async query(q: EventQuery): Promise<{ rows: EventRow[]; total: number; totalExact: boolean }> {
-    const list = await this.listQueries(q);
+    let list = await this.listQueries(q);
     if (!list) return { rows: [], total: 0, totalExact: true };
-    const [countRow, rows] = await Promise.all([list.count.executeTakeFirst(), list.rows.execute()]);
+    const read = (l: NonNullable<typeof list>) =>
+      Promise.all([l.count.executeTakeFirst(), l.rows.execute()] as const);
+    let answers: Awaited<ReturnType<typeof read>>;
+    try {
+      answers = await read(list);
+    } catch (err) {
+      if (!list.skippedArms || !/nested too deep/.test(String((err as Error).message))) throw err;
+      this.mergedSkipArmsMax = Math.min(this.mergedSkipArmsMax, list.skippedArms - 1);
+      list = (await this.listQueries(q))!;
+      answers = await read(list);
+    }
+    const [countRow, rows] = answers;
     const total = Number(countRow?.n ?? 0);
     return { rows, total, totalExact: total < list.countLimit };
   }
@@ -170,16 +195,19 @@ export class EventStore {
     const offset = (q.page - 1) * q.perPage;
     const countLimit = offset + q.perPage + TOTAL_LOOKAHEAD;
     // A deep page in time order starts at the roll-ups' bucket where its offset lands (`skipTarget`).
-    const skip = (await this.skippable(q, offset))
-      ? skipTarget(
-          this.reads,
-          { eventType: types ? undefined : q.eventType, types: some, source: q.source, reader: q.reader },
-          kept(),
-          q.order,
-          offset,
-          q.now,
-        )
-      : undefined;
+    const merged = some && some.length > 1 && some.length <= MERGED_TYPES_MAX && q.sort === 'timestamp';
+    const arms = merged ? some.length : 0;
+    const skip =
+      arms <= this.mergedSkipArmsMax && (await this.skippable(q, offset))
+        ? skipTarget(
+            this.reads,
+            { eventType: types ? undefined : q.eventType, types: some, source: q.source, reader: q.reader },
+            kept(),
+            q.order,
+            offset,
+            q.now,
+          )
+        : undefined;
     // The walk is a CTE of both statements: each reads its counts and its rows in one snapshot.
     const reads: QueryCreator<Tables> = skip
       ? (this.reads.with(
@@ -202,11 +230,14 @@ export class EventStore {
     const count = reads
       .selectFrom(matched)
       .select((eb) => (skip ? sql<number>`${skipped()} + count(*)` : eb.fn.countAll<number>()).as('n'));
-    if (some && some.length > 1 && some.length <= MERGED_TYPES_MAX && q.sort === 'timestamp') {
+    /** With a skip, how many arms of a merged page read the walk (0: none or one statement). */
+    const skippedArms = skip ? arms : 0;
+    if (merged) {
       return {
         count,
         rows: this.mergedPage(reads, some, listed, q.order, q.perPage, offset, from),
         countLimit,
+        skippedArms,
       };
     }
     const columns = q.sort === 'timestamp' ? (['timestamp'] as const) : ([q.sort, 'timestamp'] as const);
@@ -225,7 +256,7 @@ export class EventStore {
       .selectAll('events')
       .orderBy(`page.${q.sort}`, q.order);
     if (q.sort !== 'timestamp') rows = rows.orderBy('page.timestamp', q.order);
-    return { count, rows: rows.orderBy('page.sequence', q.order), countLimit };
+    return { count, rows: rows.orderBy('page.sequence', q.order), countLimit, skippedArms };
   }
 
   /**
