@@ -18,6 +18,17 @@ import { join } from 'node:path';
 const vitest = createRequire(import.meta.url).resolve('vitest/vitest.mjs');
 const args = process.argv.slice(2);
 const chosen = (process.env.PLATFORM_TEST_BACKENDS ?? 'embedded,cluster').split(',').filter(Boolean);
+// test/cli/npm-start.test.ts runs `npm start` on the build: a checkout whose build is missing or older than its
+// sources (a fresh clone: `npm install && npm test`) is built first, as `npm start` would, before any test runs
+// (building during the tests would rewrite dist/ under the other CLI tests). Only for runs that include it.
+const startScript = join(import.meta.dirname, 'start.mjs');
+const runsNpmStart =
+  args.length === 0 || args.some((a) => 'test/cli/npm-start.test.ts'.includes(a.replace(/^\.\//, '')));
+if (runsNpmStart && spawnSync(process.execPath, [startScript, '--dry-run']).status !== 0) {
+  process.stdout.write('\n=== building first: test/cli/npm-start.test.ts runs `npm start` on the build\n');
+  const build = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
 const reports = mkdtempSync(join(tmpdir(), 'platform-test-'));
 const failures = [];
 let status = 0;
