@@ -53,9 +53,7 @@ const projects = [
         'test/backups/backup-stalls.test.ts',
         'test/backups/dump-in-worker.test.ts',
         'test/backups/dump-page-size.test.ts',
-        // SQLite's query plans (PostgreSQL takes the primary key for an id list). Of
-        // test/events/list-at-scale.test.ts only the SQLite plan in index order is skipped here (its context's
-        // skip(), reported as skipped); the rest of that file runs on this project.
+        // SQLite's query plans (PostgreSQL takes the primary key for an id list).
         'test/webhooks/delivery-status-plan.test.ts',
       ],
       env: { PLATFORM_TEST_BACKEND: 'cluster' },

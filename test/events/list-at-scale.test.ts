@@ -133,9 +133,9 @@ describe('the event list at scale', { timeout: 180_000 }, () => {
     });
   }
 
-  it('reads a page filtered by one column in its index order, without sorting the matches', async (c) => {
-    // PostgreSQL's plans on a fresh table are its estimates' choice: reported skipped there, not passed.
-    if (database.dialect !== 'sqlite') c.skip();
+  it('reads a page filtered by one column through its list index (on SQLite in its order, without sorting the matches)', async () => {
+    // Whether PostgreSQL sorts the matches on a fresh table is its estimates' choice: there the page is held to
+    // an index read (no sequential scan with it turned off); SQLite's plan is its own rule.
     for (const filters of [
       { source: 'src4' },
       { status: 'failed' },
@@ -143,7 +143,13 @@ describe('the event list at scale', { timeout: 180_000 }, () => {
       { eventType: 'shop5.kind3' },
     ]) {
       const statements = await store.listQueries(query(filters));
-      const plan = (await planOf(database, statements!.rows.compile())).join('\n');
+      const lines = await planOf(database, statements!.rows.compile());
+      const plan = lines.join('\n');
+      if (database.dialect !== 'sqlite') {
+        expect(scansEvents(lines), plan).toBe(false);
+        expect(plan).toMatch(/Index .*events_list_/);
+        continue;
+      }
       expect(plan).toMatch(/SEARCH events USING (COVERING )?INDEX events_list_/);
       expect(plan).not.toMatch(/TEMP B-TREE/);
     }
