@@ -36,7 +36,7 @@ export const TOTAL_LOOKAHEAD = 10_000;
 const ALL_TYPES = '*';
 
 /** Up to this many types, a pattern's page is read by merging one ordered arm per type (`mergedPage`). */
-const MERGED_TYPES_MAX = 64;
+export const MERGED_TYPES_MAX = 64;
 
 /** Up to this many types, a merged page on SQLite is skipped to by the roll-ups (`mergedSkipArmsMax`). */
 const SQLITE_MERGED_SKIP_ARMS = 7;

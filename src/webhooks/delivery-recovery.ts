@@ -10,7 +10,7 @@ import type { Dialect } from '../storage/database.js';
 import { isForeignKeyViolation } from '../storage/foreign-key-violation.js';
 import type { Tables } from '../storage/tables.js';
 import type { TaskActor, TaskContext, TaskRunner } from '../tasks/task-runner.js';
-import { EventSelection } from './event-selection.js';
+import { EventSelection, type WindowCursor } from './event-selection.js';
 import {
   dropIfCancelled,
   isoOrUndefined,
@@ -282,12 +282,12 @@ export class DeliveryRecovery {
   ): Promise<void> {
     const selector = this.missedSelector(sub, target, d.since, d.until, d.up_to_sequence);
     const types = await this.selection.resolveTypes(selector.types);
-    let after = 0;
+    let after: WindowCursor | undefined;
     for (;;) {
       task.signal.throwIfAborted();
       const page = await this.selection.page(selector, after, PAGE, types);
       if (page.length === 0) break;
-      after = page[page.length - 1]!.sequence;
+      after = page[page.length - 1]!;
       tally.scanned += page.length;
       const matching = page.filter((event) => {
         let data: unknown;

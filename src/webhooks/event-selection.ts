@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import { type EventReader, readableBy } from '../events/event-data.js';
+import { MERGED_TYPES_MAX } from '../events/event-store.js';
 import { compilePatterns } from '../events/pattern-matcher.js';
 import { minutesKeptFrom } from '../events/rollup-compaction.js';
 import { typeSeeks } from '../events/type-seeks.js';
@@ -97,35 +98,73 @@ export class EventSelection {
   }
 
   /**
-   * Up to `limit` events after `afterSequence`, in sequence order, with what a replay needs of them. On `reads`:
-   * with a filter few events match, the walk along the sequence visits many more rows than it returns.
+   * Up to `limit` events after `cursor`, in (timestamp, sequence) order, with what a replay needs of them. On
+   * `reads`: with a filter few events match, a walk visits more rows than it returns.
    */
-  async page(selector: EventSelector, afterSequence: number, limit: number, types?: string[] | undefined) {
+  async page(
+    selector: EventSelector,
+    cursor: WindowCursor | undefined,
+    limit: number,
+    types?: string[] | undefined,
+  ) {
     if (types?.length === 0) return [];
-    const rows = await this.pageQuery(selector, afterSequence, limit, types).execute();
+    const rows = await this.pageQuery(selector, cursor, limit, types).execute();
     for (const r of rows) r.sequence = Number(r.sequence);
     return rows;
   }
 
-  /** The statement of `page` (of resolved `types`). Public so that a test can show its plan. */
-  pageQuery(selector: EventSelector, afterSequence: number, limit: number, types: string[] | undefined) {
-    return this.reads
-      .selectFrom('events')
-      .select([
-        'event_id',
-        'sequence',
-        'event_type',
-        'source',
-        'priority',
-        'security_level',
-        'emitter_id',
-        'data',
-        'data_encrypted',
-      ])
-      .where((eb) => where(eb, selector, types))
-      .where('sequence', '>', afterSequence)
-      .orderBy('sequence', 'asc')
-      .limit(limit);
+  /**
+   * The statement of `page` (of resolved `types`). Public so that a test can show its plan. Each page reads about
+   * `limit` index entries per arm past its cursor, however far the job has gone: a cursor on the sequence alone,
+   * with `event_type in (…)`, had the databases read every remaining match of the window and sort it for each
+   * page (a job's reads grew with the square of its events). Here each type is one arm read in order from its
+   * index (`events_list_type`: type, timestamp, sequence), limited to the page, and the arms are merged, as a
+   * pattern's list page is (event-store.ts). With no types (or more than MERGED_TYPES_MAX), one statement in the
+   * same order, which the time index serves.
+   */
+  pageQuery(
+    selector: EventSelector,
+    cursor: WindowCursor | undefined,
+    limit: number,
+    types: string[] | undefined,
+  ) {
+    const columns = [
+      'event_id',
+      'timestamp',
+      'sequence',
+      'event_type',
+      'source',
+      'priority',
+      'security_level',
+      'emitter_id',
+      'data',
+      'data_encrypted',
+    ] as const;
+    const after = (eb: ExpressionBuilder<Tables, 'events'>) =>
+      cursor === undefined
+        ? eb.and([])
+        : eb.and([
+            eb('timestamp', '>=', cursor.timestamp),
+            eb.or([eb('timestamp', '>', cursor.timestamp), eb('sequence', '>', cursor.sequence)]),
+          ]);
+    const matching = (arm: string[] | undefined) =>
+      this.reads
+        .selectFrom('events')
+        .select(columns)
+        .where((eb) => eb.and([where(eb, selector, arm), after(eb)]));
+    const ordered = (arm: string[] | undefined) =>
+      matching(arm).orderBy('timestamp', 'asc').orderBy('sequence', 'asc').limit(limit);
+    if (types === undefined || types.length < 2 || types.length > MERGED_TYPES_MAX) return ordered(types);
+    // PostgreSQL merges the arms (Merge Append) only when each is ordered and limited; SQLite merges plain arms
+    // (MERGE (UNION ALL)), pulling from each only as far as the page needs.
+    const limited = (type: string) => this.reads.selectFrom(ordered([type]).as('arm')).selectAll('arm');
+    const arm = (type: string) =>
+      this.dialect === 'postgres'
+        ? limited(type)
+        : (matching([type]) as unknown as ReturnType<typeof limited>);
+    let arms = arm(types[0]!);
+    for (const type of types.slice(1)) arms = arms.unionAll(arm(type));
+    return arms.orderBy('timestamp', 'asc').orderBy('sequence', 'asc').limit(limit);
   }
 
   /**

@@ -12,7 +12,7 @@ import type { Dialect } from '../storage/database.js';
 import { isForeignKeyViolation } from '../storage/foreign-key-violation.js';
 import type { Tables } from '../storage/tables.js';
 import type { TaskActor, TaskContext, TaskRunner } from '../tasks/task-runner.js';
-import { EventSelection, type EventSelector } from './event-selection.js';
+import { EventSelection, type EventSelector, type WindowCursor } from './event-selection.js';
 import { type Settlement, SettleWatcher } from './settle-watcher.js';
 import type { WebhookDispatcher } from './webhook-dispatcher.js';
 
@@ -221,14 +221,14 @@ export class ReplayService {
     const inFlight = new Set<Promise<void>>();
     report();
     try {
-      let after = 0;
+      let after: WindowCursor | undefined;
       for (;;) {
         task.signal.throwIfAborted();
         const page = await this.selection.page(selector, after, PAGE, types);
         if (page.length === 0) break;
         for (const event of page) {
           task.signal.throwIfAborted();
-          after = event.sequence;
+          after = event;
           let data: unknown;
           const getData = () => {
             data ??= decodeEventData(event, this.deps.cipher);
