@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Compilable, Kysely, QueryResult, Transaction } from 'kysely';
 import type { Database } from './database.js';
 import type { Tables } from './tables.js';
 
@@ -14,24 +14,42 @@ import type { Tables } from './tables.js';
 export interface BulkWrites {
   /** One chunk's transaction; on SQLite it holds the server's thread while it runs, its sync excepted. */
   transaction<T>(work: (trx: Transaction<Tables>) => Promise<T>): Promise<T>;
+  /**
+   * One chunk's statements in one transaction; resolves to each one's result. On a SQLite file they run on a
+   * writer thread of its own (`Database.bulkBatch`), so the chunk never holds the server's thread.
+   */
+  batch(statements: readonly Compilable[]): Promise<QueryResult<unknown>[]>;
   /** Makes every chunk committed so far durable, off the server's thread. */
   sync(): Promise<void>;
 }
 
-export function bulkWrites(database: Pick<Database, 'db' | 'unsyncedTransaction' | 'syncWal'>): BulkWrites {
+export function bulkWrites(
+  database: Pick<Database, 'db' | 'unsyncedTransaction' | 'syncWal' | 'bulkBatch'>,
+): BulkWrites {
+  const synced = syncedWrites(database.db);
+  const batch = database.bulkBatch
+    ? (statements: readonly Compilable[]) => database.bulkBatch!(statements.map((s) => s.compile()))
+    : synced.batch;
   if (database.unsyncedTransaction && database.syncWal) {
     return {
       transaction: (work) => database.unsyncedTransaction!(work),
+      batch,
       sync: () => database.syncWal!(),
     };
   }
-  return syncedWrites(database.db);
+  return { ...synced, batch };
 }
 
 /** Plain transactions, synced by their commit where the database syncs commits: `sync` has nothing to do. */
 export function syncedWrites(db: Kysely<Tables>): BulkWrites {
   return {
     transaction: (work) => db.transaction().execute(work),
+    batch: (statements) =>
+      db.transaction().execute(async (trx) => {
+        const results: QueryResult<unknown>[] = [];
+        for (const s of statements) results.push(await trx.executeQuery(s.compile()));
+        return results;
+      }),
     sync: async () => {},
   };
 }

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely, QueryResult, Transaction } from 'kysely';
 import type { Tables } from './tables.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -44,6 +44,13 @@ export interface Database {
    * without holding the event loop for the sync (1–80 ms a commit on a shared disk). Absent elsewhere.
    */
   syncWal?(): Promise<void>;
+  /**
+   * SQLite on a file: runs `batch` in one transaction on a writer thread of its own, committed as
+   * `unsyncedTransaction` commits (`syncWal` makes it durable), while the server's connection is held idle so
+   * that neither waits for the other's lock; resolves to each statement's result. For a bulk job's chunks
+   * (`bulkWrites().batch`), whose writes are scattered over the store. Absent elsewhere.
+   */
+  bulkBatch?(batch: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]>;
   /** SQLite: how commits reach the disk, as the connection reports it (`pragma synchronous`). */
   synchronous?(): 'off' | 'normal' | 'full' | 'extra' | undefined;
   close(): Promise<void>;

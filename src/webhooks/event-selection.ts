@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import type { Compilable, ExpressionBuilder, Kysely } from 'kysely';
 import { type EventReader, readableBy } from '../events/event-data.js';
 import { MERGED_TYPES_MAX } from '../events/event-store.js';
 import { compilePatterns } from '../events/pattern-matcher.js';
@@ -236,23 +236,34 @@ export class EventSelection {
       const started = performance.now();
       // A delivery's result being written for the same events can deadlock with it (PostgreSQL aborts one):
       // the chunk is run again, as a whole.
-      const { count, leased } = await retryOnConflict(() =>
-        this.writes.transaction(async (trx) => {
-          await trx.deleteFrom('delivery_attempts').where('event_id', 'in', chunk).execute();
-          await trx.deleteFrom('event_audit').where('event_id', 'in', chunk).execute();
+      const { count, leased } = await retryOnConflict(async () => {
+        const q = this.reads;
+        const statements: Compilable[] = [
+          q.deleteFrom('delivery_attempts').where('event_id', 'in', chunk),
+          q.deleteFrom('event_audit').where('event_id', 'in', chunk),
           // The status as deleted: a claim that locked a row first (PostgreSQL) has leased it by then.
-          const outbox = await trx
-            .deleteFrom('event_outbox')
-            .where('event_id', 'in', chunk)
-            .returning(['event_id', 'status'])
-            .execute();
-          const result = await trx.deleteFrom('events').where('event_id', 'in', chunk).executeTakeFirst();
-          const leased = new Set(outbox.filter((r) => r.status === 'delivering').map((r) => r.event_id));
-          const count = Number(result.numDeletedRows);
-          if (purgeId !== undefined && count > 0) {
-            await trx
+          q.deleteFrom('event_outbox').where('event_id', 'in', chunk).returning(['event_id', 'status']),
+          q.deleteFrom('events').where('event_id', 'in', chunk),
+        ];
+        // With `purgeId`, the purge's count grows in the chunk's transaction. Its statement needs the chunk's
+        // count, known only inside: every event of the chunk that is still there, counted by the same key.
+        if (purgeId !== undefined) {
+          statements.splice(
+            3,
+            0,
+            q
               .insertInto('event_purge_progress')
-              .values({ purge_id: purgeId, events_purged: count, updated_at: new Date().toISOString() })
+              .columns(['purge_id', 'events_purged', 'updated_at'])
+              .expression((eb) =>
+                eb
+                  .selectFrom('events')
+                  .select([
+                    eb.val(purgeId).as('purge_id'),
+                    eb.fn.countAll<number>().as('events_purged'),
+                    eb.val(new Date().toISOString()).as('updated_at'),
+                  ])
+                  .where('event_id', 'in', chunk),
+              )
               .onConflict((oc) =>
                 oc.column('purge_id').doUpdateSet((eb) => ({
                   events_purged: eb(
@@ -262,12 +273,14 @@ export class EventSelection {
                   ),
                   updated_at: eb.ref('excluded.updated_at'),
                 })),
-              )
-              .execute();
-          }
-          return { count, leased: [...leased] };
-        }),
-      );
+              ),
+          );
+        }
+        const results = await this.writes.batch(statements);
+        const outbox = (results[2]?.rows ?? []) as { event_id: string; status: string }[];
+        const leased = new Set(outbox.filter((r) => r.status === 'delivering').map((r) => r.event_id));
+        return { count: Number(results.at(-1)?.numAffectedRows ?? 0), leased: [...leased] };
+      });
       deleted += count;
       this.adapt(chunk.length, performance.now() - started);
       if (leased.length > 0) await onLeased?.(leased);

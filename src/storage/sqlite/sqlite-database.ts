@@ -5,6 +5,7 @@ import type { Database } from '../database.js';
 import type { Tables } from '../tables.js';
 import { SqliteDriver } from './better-sqlite3.js';
 import { ReaderPoolDialect } from './reader-pool-dialect.js';
+import { SqliteBulkWriter } from './sqlite-bulk-writer.js';
 import { SqliteReaderPool } from './sqlite-reader-pool.js';
 import { withStatementCache } from './statement-cache.js';
 import { registerUnicodeLower, UNICODE_LOWER } from './unicode-lower.js';
@@ -45,6 +46,7 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
   // An in-memory database has no file another connection could open: its reads stay on this connection.
   const readers = sqlite.memory ? undefined : new SqliteReaderPool(file, { lowerFunctions: [UNICODE_LOWER] });
   const reads = readers ? new Kysely<Tables>({ dialect: new ReaderPoolDialect(readers) }) : db;
+  const bulk = sqlite.memory ? undefined : new SqliteBulkWriter(file, [UNICODE_LOWER]);
   let closed = false;
   // Rows this connection changed (committed or not: a read waits for an open transaction anyway), its
   // schema changes, and commits by any other connection to the file.
@@ -72,12 +74,14 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
     ...(options.synchronous === 'normal' || sqlite.memory
       ? {}
       : { syncWal: () => syncWalFile(`${file}-wal`) }),
+    ...(bulk ? { bulkBatch: (batch) => db.connection().execute(() => bulk.run(batch)) } : {}),
     pool: () => ({ active: 0, idle: closed ? 0 : 1, total: closed ? 0 : 1, waiting: 0 }),
     async close() {
       if (closed) return;
       closed = true;
       await checkpointer?.stop();
       await readers?.close();
+      await bulk?.close();
       await db.destroy();
     },
   };
