@@ -122,15 +122,29 @@ export function skipTarget(
 }
 
 /**
+ * The alias of the walk's one row where a statement joins it (`from skip_target skip_row`) instead of reading
+ * its bucket by a subquery in each condition. SQLite expands every reference to a CTE anew, with the CTEs it
+ * reads (materialized or not: the copies are coded once, but each takes its cursors), and since 3.54
+ * (better-sqlite3 13, Node 22 and later) it refuses a statement that has 1,000 cursors (SQLITE_LIMIT_EXPR_DEPTH,
+ * its build's maximum) when it expands a CTE reference: "VIEWs and/or subqueries nested too deep". The walk is
+ * some 100 cursors, so a merged page (`EventStore.mergedPage`) whose arms each read the bucket by a subquery
+ * was refused from 10 arms on; joined once, the walk is expanded twice whatever the arms (here and in the
+ * page's OFFSET), and SQLite's 500 terms of a compound select bound the arms first.
+ */
+export const SKIP_ROW = 'skip_row';
+
+/**
  * The condition that starts a list at the walk's bucket: in ascending order every event of the bucket and
  * later (its timestamp has the bucket as prefix: it sorts at or after it), in descending order every event of
  * the bucket and earlier (`Z` follows the bucket's last character in every timestamp of it, `:`, in byte order
  * and sorts after digits in the collations: the bound is past each of them and before the next bucket).
+ * `joined`: the bucket is the column of the walk's row joined to the statement (`SKIP_ROW`), not a subquery.
  */
-export function skipBound(order: 'asc' | 'desc'): RawBuilder<SqlBool> {
+export function skipBound(order: 'asc' | 'desc', joined = false): RawBuilder<SqlBool> {
+  const bucket = joined ? sql.ref(`${SKIP_ROW}.bucket`) : sql`(select bucket from ${sql.table(SKIP_TARGET)})`;
   return order === 'asc'
-    ? sql<SqlBool>`${sql.ref('timestamp')} >= (select bucket from ${sql.table(SKIP_TARGET)})`
-    : sql<SqlBool>`${sql.ref('timestamp')} < (select bucket || 'Z' from ${sql.table(SKIP_TARGET)})`;
+    ? sql<SqlBool>`${sql.ref('timestamp')} >= ${bucket}`
+    : sql<SqlBool>`${sql.ref('timestamp')} < (${bucket} || 'Z')`;
 }
 
 /** The list's events the skipped page passes over within its bucket: `offset` less the walk's `skip`. */

@@ -12,6 +12,7 @@ import type { Tables } from '../storage/tables.js';
 import {
   SKIP_EXPIRED_MAX,
   SKIP_FROM,
+  SKIP_ROW,
   SKIP_TARGET,
   skipBound,
   skipped,
@@ -38,9 +39,6 @@ const ALL_TYPES = '*';
 /** Up to this many types, a pattern's page is read by merging one ordered arm per type (`mergedPage`). */
 export const MERGED_TYPES_MAX = 64;
 
-/** Up to this many types, a merged page on SQLite is skipped to by the roll-ups (`mergedSkipArmsMax`). */
-const SQLITE_MERGED_SKIP_ARMS = 7;
-
 export interface EventQuery {
   eventType?: string | undefined;
   source?: string | undefined;
@@ -65,18 +63,7 @@ export class EventStore {
     /** Where reads that grow with the store run (Database.reads): lists, their counts, audit trails. */
     private readonly reads: Kysely<Tables>,
     private readonly dialect: Dialect,
-  ) {
-    this.mergedSkipArmsMax = dialect === 'sqlite' ? SQLITE_MERGED_SKIP_ARMS : MERGED_TYPES_MAX;
-  }
-
-  /**
-   * The most arms a merged page (`mergedPage`) skipped to by the roll-ups may have. Each arm reads the walk's
-   * bucket, and a SQLite of its own build may refuse so many references to the walk ("VIEWs and/or subqueries
-   * nested too deep": SQLite 3.50 in better-sqlite3 13, Node 22 and later, refused 10 arms and took 7, where
-   * better-sqlite3 12's took 10). So SQLite skips for at most SQLITE_MERGED_SKIP_ARMS arms, and a refusal all
-   * the same lowers the bound: that page, and later ones of as many arms, are read with OFFSET alone.
-   */
-  private mergedSkipArmsMax: number;
+  ) {}
 
   async findById(id: string): Promise<EventRow | undefined> {
     return this.db.selectFrom('events').selectAll().where('event_id', '=', id).executeTakeFirst();
@@ -146,20 +133,9 @@ export class EventStore {
    * then read from the bucket where the offset lands, and the same rows and `total` come out.
    */
   async query(q: EventQuery): Promise<{ rows: EventRow[]; total: number; totalExact: boolean }> {
-    let list = await this.listQueries(q);
+    const list = await this.listQueries(q);
     if (!list) return { rows: [], total: 0, totalExact: true };
-    const read = (l: NonNullable<typeof list>) =>
-      Promise.all([l.count.executeTakeFirst(), l.rows.execute()] as const);
-    let answers: Awaited<ReturnType<typeof read>>;
-    try {
-      answers = await read(list);
-    } catch (err) {
-      if (!list.skippedArms || !/nested too deep/.test(String((err as Error).message))) throw err;
-      this.mergedSkipArmsMax = Math.min(this.mergedSkipArmsMax, list.skippedArms - 1);
-      list = (await this.listQueries(q))!;
-      answers = await read(list);
-    }
-    const [countRow, rows] = answers;
+    const [countRow, rows] = await Promise.all([list.count.executeTakeFirst(), list.rows.execute()]);
     const total = Number(countRow?.n ?? 0);
     return { rows, total, totalExact: total < list.countLimit };
   }
@@ -196,18 +172,16 @@ export class EventStore {
     const countLimit = offset + q.perPage + TOTAL_LOOKAHEAD;
     // A deep page in time order starts at the roll-ups' bucket where its offset lands (`skipTarget`).
     const merged = some && some.length > 1 && some.length <= MERGED_TYPES_MAX && q.sort === 'timestamp';
-    const arms = merged ? some.length : 0;
-    const skip =
-      arms <= this.mergedSkipArmsMax && (await this.skippable(q, offset))
-        ? skipTarget(
-            this.reads,
-            { eventType: types ? undefined : q.eventType, types: some, source: q.source, reader: q.reader },
-            kept(),
-            q.order,
-            offset,
-            q.now,
-          )
-        : undefined;
+    const skip = (await this.skippable(q, offset))
+      ? skipTarget(
+          this.reads,
+          { eventType: types ? undefined : q.eventType, types: some, source: q.source, reader: q.reader },
+          kept(),
+          q.order,
+          offset,
+          q.now,
+        )
+      : undefined;
     // The walk is a CTE of both statements: each reads its counts and its rows in one snapshot.
     const reads: QueryCreator<Tables> = skip
       ? (this.reads.with(
@@ -215,9 +189,12 @@ export class EventStore {
           () => skip,
         ) as unknown as QueryCreator<Tables>)
       : this.reads;
+    // A merged page on SQLite reads the bucket from the walk's row, joined once (`mergedPage`); every other
+    // statement by a subquery.
+    const joined = skip !== undefined && merged === true && this.dialect === 'sqlite';
     const listed = skip
       ? (type?: string) => (eb: ExpressionBuilder<Tables, 'events'>) =>
-          eb.and([where(type)(eb), skipBound(q.order)])
+          eb.and([where(type)(eb), skipBound(q.order, joined && type !== undefined)])
       : where;
     const from = skip ? skipResidual(offset) : offset;
     // The capped count: with a skip, the events before its bucket and those counted from it up to the cap.
@@ -230,12 +207,12 @@ export class EventStore {
     const count = reads
       .selectFrom(matched)
       .select((eb) => (skip ? sql<number>`${skipped()} + count(*)` : eb.fn.countAll<number>()).as('n'));
-    /** With a skip, how many arms of a merged page read the walk (0: none or one statement). */
-    const skippedArms = skip ? arms : 0;
+    /** With a skip, how many arms of a merged page start at the walk's bucket (0: none or one statement). */
+    const skippedArms = skip && merged ? some.length : 0;
     if (merged) {
       return {
         count,
-        rows: this.mergedPage(reads, some, listed, q.order, q.perPage, offset, from),
+        rows: this.mergedPage(reads, some, listed, q.order, q.perPage, offset, from, joined),
         countLimit,
         skippedArms,
       };
@@ -298,6 +275,11 @@ export class EventStore {
    * sequence), the arms are merged (SQLite: MERGE (UNION ALL), PostgreSQL: Merge Append), and the skipped
    * rows are read from the index alone (`timestamp`, `sequence`); only the page's rows are then read whole.
    * The same rows as the plain query, in the same order (`sequence` is unique).
+   *
+   * `joined` (a deep page on SQLite, skipped to by the roll-ups): the arms start at the walk's bucket, read
+   * from the walk's one row joined once (`SKIP_ROW`), and the page is the events whose `sequence` is in the
+   * merged keys' page, sorted (they are at most `perPage`). An arm reading the bucket by a subquery of its own
+   * would expand the walk once per arm, and SQLite refuses a statement of that many cursors (`SKIP_ROW`).
    */
   private mergedPage(
     reads: QueryCreator<Tables>,
@@ -308,6 +290,7 @@ export class EventStore {
     offset: number,
     /** Where the page starts among the merged keys: `offset`, or less it the rows a skip passed over. */
     from: number | Expression<number>,
+    joined: boolean,
   ) {
     const keysOf = (type: string) =>
       this.reads.selectFrom('events').select(['timestamp', 'sequence']).where(where(type));
@@ -334,6 +317,17 @@ export class EventStore {
       .limit(perPage)
       .offset(from)
       .as('page');
+    if (joined) {
+      // The arms refer to the walk's row of the statement around them (SQLite has no LATERAL): the keys are
+      // an IN subquery of it, read once for its one row, and the events are found by `sequence`.
+      return reads
+        .selectFrom(sql.table(SKIP_TARGET).as(SKIP_ROW))
+        .crossJoin('events')
+        .where('events.sequence', 'in', (eb) => eb.selectFrom(page).select('page.sequence'))
+        .selectAll('events')
+        .orderBy('events.timestamp', order)
+        .orderBy('events.sequence', order);
+    }
     return reads
       .selectFrom(page)
       .innerJoin('events', 'events.sequence', 'page.sequence')
