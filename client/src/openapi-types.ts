@@ -4816,7 +4816,7 @@ export interface operations {
                                     from: string;
                                     /** @description SMTP server for the platform's e-mails, e.g. smtp://user:password@host:587 or smtps://…. Empty: e-mails are written to the log store instead of sent. */
                                     smtp_url: string;
-                                    /** @description Timeout of one SMTP delivery. */
+                                    /** @description Timeout of one SMTP delivery. At shutdown, also how long the e-mails still queued may take to be sent (never past server.shutdown_grace_seconds). */
                                     timeout_seconds: number;
                                 };
                                 metrics?: {
@@ -31008,7 +31008,7 @@ export interface operations {
                                 from: string;
                                 /** @description SMTP server for the platform's e-mails, e.g. smtp://user:password@host:587 or smtps://…. Empty: e-mails are written to the log store instead of sent. */
                                 smtp_url: string;
-                                /** @description Timeout of one SMTP delivery. */
+                                /** @description Timeout of one SMTP delivery. At shutdown, also how long the e-mails still queued may take to be sent (never past server.shutdown_grace_seconds). */
                                 timeout_seconds: number;
                             };
                             metrics?: {

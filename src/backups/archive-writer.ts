@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
@@ -13,6 +13,8 @@ import { MANIFEST_FILE, type Manifest } from './backup-manifest.js';
  * Packs a staged folder into the archive file: `manifest.json` first, then the named top-level folders,
  * as `.tar.gz` (or plain `.tar`), optionally encrypted. Writes to a temporary name and renames at the
  * end, so a half-written archive never carries the final name. Resolves to the file's size and SHA-256.
+ * The destination folder is created again if it was removed; a staged file or folder that went missing meanwhile,
+ * or a destination that cannot be written, rejects with that error (never an unhandled one).
  */
 export async function writeArchive(options: {
   stagingDir: string;
@@ -25,6 +27,7 @@ export async function writeArchive(options: {
   signal?: AbortSignal | undefined;
 }): Promise<{ bytes: number; sha256: string }> {
   const { stagingDir, file } = options;
+  await mkdir(dirname(file), { recursive: true });
   await writeFile(join(stagingDir, MANIFEST_FILE), `${JSON.stringify(options.manifest, null, 2)}\n`);
   const pack = create(
     // portable: no uid/gid/user names of this machine in the archive. tar's own gzip compresses each read on
@@ -49,19 +52,25 @@ export async function writeArchive(options: {
       done(null, chunk);
     },
   });
+  const source = Readable.from(pack as AsyncIterable<Buffer>, { objectMode: false });
+  // tar reports a file it cannot read (the staging folder removed under it) as an 'error' event of the pack, which
+  // its async iterator only listens for while a read is waiting: at any other moment, or once the pipeline has
+  // stopped reading, the event had no listener and was thrown as an uncaught exception. Every one is listened
+  // for; the first fails the pipeline.
+  pack.on('error', (err: unknown) => source.destroy(err as Error));
   const partial = `${file}.partial`;
   try {
     const stages = [
       ...(options.compression ? [createGzip()] : []),
       ...(options.encryptionKey ? [await encryptingStream(options.encryptionKey)] : []),
     ];
-    const source = Readable.from(pack as AsyncIterable<Buffer>, { objectMode: false });
     await pipeline([source, ...stages, measure, createWriteStream(partial, { flags: 'wx' })], {
       ...(options.signal ? { signal: options.signal } : {}),
     });
     await rename(partial, file);
   } catch (err) {
-    await rm(partial, { force: true });
+    // Not there to remove, or its folder replaced by a file: the archive's own error is the one to report.
+    await rm(partial, { force: true }).catch(() => undefined);
     throw err;
   }
   return { bytes, sha256: hash.digest('hex') };

@@ -1,4 +1,4 @@
-import type { Dirent } from 'node:fs';
+import { type Dirent, existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -186,18 +186,27 @@ export async function writeBackup(
       ? /cancel/.test(String((signal.reason as Error | undefined)?.message))
         ? 'cancelled'
         : 'interrupted'
-      : err instanceof Error
-        ? err.message
-        : String(err);
+      : (removedFolderError(err, content) ?? (err instanceof Error ? err.message : String(err)));
     // The archive may have its final name already (the failure came after, e.g. the row could not be updated).
-    await rm(join(backupFolder(cfg), fileName), { force: true });
+    // A folder that is gone or replaced by a file has no archive to remove: the row must end `failed` all the same.
+    await rm(join(backupFolder(cfg), fileName), { force: true }).catch(() => undefined);
     await deps.store
       .update(input.id, { status: 'failed', error, completed_at: nowIso() })
       .catch(() => undefined);
     throw err;
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/**
+ * The error of a backup whose staged files were taken away under it (the backup folder removed, or replaced by a
+ * file, while it was written), named as such; undefined for any other error.
+ */
+function removedFolderError(err: unknown, content: string): string | undefined {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if ((code !== 'ENOENT' && code !== 'ENOTDIR') || existsSync(content)) return undefined;
+  return `the backup folder was removed while the backup was written (${(err as Error).message})`;
 }
 
 // Shares of the overall progress: dumping the tables, then packing the archive.

@@ -136,7 +136,7 @@ export class BackupService implements PlatformService {
       events: PlatformEvents;
       tasks: TaskRunner;
       scheduler: Scheduler | undefined;
-      logs: Pick<LogStore, 'query'> | undefined;
+      logs: Pick<LogStore, 'exportPage'> | undefined;
       log: FastifyBaseLogger;
       /** Makes every instance's plugin manager load what a restored database says. */
       reloadPlugins: () => Promise<void>;

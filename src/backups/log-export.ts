@@ -5,22 +5,26 @@ import { HashingWriter } from './table-dump.js';
 const PAGE = 1000;
 
 /**
- * Writes the log store as JSON Lines, newest first, page by page. Entries written after the export
- * began are left out, so the pages do not shift under it.
+ * Writes the log store as JSON Lines, newest first (by timestamp, then id), page by page. Each page starts
+ * after the last entry of the one before (a keyset: no OFFSET, so a page deep in a large store costs what the
+ * first one does). Entries written after the export began are left out.
  */
 export async function exportLogStore(
-  store: Pick<LogStore, 'query'>,
+  store: Pick<LogStore, 'exportPage'>,
   file: string,
 ): Promise<{ rows: number }> {
   const until = nowIso();
   const writer = await HashingWriter.open(file);
   let rows = 0;
   try {
-    for (let page = 1; ; page++) {
-      const { rows: batch } = await store.query({ endTime: until, page, perPage: PAGE });
+    let after: { timestamp: string; id: string } | undefined;
+    for (;;) {
+      const batch = await store.exportPage({ until, after, limit: PAGE });
       for (const row of batch) await writer.write(`${JSON.stringify(row)}\n`);
       rows += batch.length;
-      if (batch.length < PAGE) break;
+      const last = batch.at(-1);
+      if (batch.length < PAGE || !last) break;
+      after = { timestamp: last.timestamp, id: last.id };
     }
   } finally {
     await writer.close();

@@ -112,7 +112,8 @@ export const CONFIG_DESCRIPTIONS: Record<string, string> = {
   'mail.smtp_url':
     "SMTP server for the platform's e-mails, e.g. smtp://user:password@host:587 or smtps://…. Empty: e-mails are written to the log store instead of sent.",
   'mail.from': "Sender of the platform's e-mails.",
-  'mail.timeout_seconds': 'Timeout of one SMTP delivery.',
+  'mail.timeout_seconds':
+    'Timeout of one SMTP delivery. At shutdown, also how long the e-mails still queued may take to be sent (never past server.shutdown_grace_seconds).',
   'security.brute_force_window_minutes': 'Window in which failed logins are counted for brute-force alerts.',
   'security.brute_force_account_threshold':
     'Failed logins on one account within the window that raise an alert.',

@@ -6,7 +6,7 @@ import type { EventService } from './event-service.js';
  * path as the API, so they are queryable, streamed and delivered like any other. An event caused by a request
  * carries that request's id, correlation id, user agent and address in its metadata, as an event emitted
  * through the API does; one the platform raised by itself has them empty. A failure is logged and never
- * reaches the request that caused the event.
+ * reaches the request that caused the event. An event announced with `announceStored` is told when it is stored.
  */
 export function recordPlatformEvents(
   bus: PlatformEvents,
@@ -15,7 +15,7 @@ export function recordPlatformEvents(
 ): () => void {
   return bus.on('platform.event', (e) => {
     const origin = e.origin;
-    events
+    const stored = events
       .emit(
         { event_type: e.type, source: e.source, data: e.data, security_level: 'internal' },
         {
@@ -27,6 +27,10 @@ export function recordPlatformEvents(
           platform: true,
         },
       )
-      .catch((err: unknown) => log.error({ err, event_type: e.type }, 'could not store a platform event'));
+      .then(
+        () => undefined,
+        (err: unknown) => log.error({ err, event_type: e.type }, 'could not store a platform event'),
+      );
+    e.onStored?.(stored);
   });
 }

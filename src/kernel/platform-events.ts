@@ -60,6 +60,8 @@ export interface PlatformEventMap {
     requestId?: string | undefined;
     /** The request that caused the event; absent for events the platform raises by itself. */
     origin?: EventOrigin | undefined;
+    /** Set by `announceStored`: the recorder hands it the storing of the event (which never rejects). */
+    onStored?: ((stored: Promise<void>) => void) | undefined;
   };
 }
 
@@ -99,5 +101,29 @@ export class PlatformEvents {
       requestId: context.origin?.requestId ?? context.requestId,
       origin: context.origin,
     });
+  }
+
+  /**
+   * `announce`, resolving once the event is stored (or its storing failed, which the recorder logs): for a
+   * caller that must not show an outcome before the event that tells it can be read. Resolves at once where
+   * nothing records platform events. Never rejects.
+   */
+  async announceStored(
+    type: string,
+    source: 'system' | 'auth' | `plugin:${string}`,
+    data: Record<string, unknown>,
+    context: AnnounceContext = {},
+  ): Promise<void> {
+    const stored: Promise<void>[] = [];
+    this.emit('platform.event', {
+      type,
+      source,
+      data,
+      actor: context.actor,
+      requestId: context.origin?.requestId ?? context.requestId,
+      origin: context.origin,
+      onStored: (p) => stored.push(p),
+    });
+    await Promise.all(stored);
   }
 }

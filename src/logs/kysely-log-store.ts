@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { LogQuery, LogStore } from './log-store.js';
+import type { LogExportPage, LogQuery, LogStore } from './log-store.js';
 import type { LogEntriesTable, LogTables } from './log-tables.js';
 
 /** The log store's queries, the same on SQLite and PostgreSQL; the factories choose the connection. */
@@ -38,6 +38,27 @@ export class KyselyLogStore implements LogStore {
         .execute(),
     ]);
     return { rows, total: Number(count?.n ?? 0) };
+  }
+
+  exportPage(q: LogExportPage): Promise<LogEntriesTable[]> {
+    return this.exportPageQuery(q).execute();
+  }
+
+  /**
+   * The statement of `exportPage`: a range of the timestamp index read backwards from `until`, or from the
+   * previous page's last entry, with the ties of one timestamp ordered by id; `limit` rows, whatever the depth.
+   */
+  exportPageQuery(q: LogExportPage) {
+    const { after } = q;
+    // `timestamp <= t` alone bounds the index range; after a page, the `or` leaves out what it had.
+    let select = this.reads
+      .selectFrom('log_entries')
+      .selectAll()
+      .where('timestamp', '<=', after ? after.timestamp : q.until);
+    if (after) {
+      select = select.where((eb) => eb.or([eb('timestamp', '<', after.timestamp), eb('id', '<', after.id)]));
+    }
+    return select.orderBy('timestamp', 'desc').orderBy('id', 'desc').limit(q.limit);
   }
 
   async deleteOlderThan(timestamp: string): Promise<number> {

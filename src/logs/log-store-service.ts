@@ -2,7 +2,7 @@ import type { PlatformConfig } from '../config/config-schema.js';
 import { AppError } from '../http/app-error.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import { toLogRow } from './log-record.js';
-import type { LogQuery, LogStore } from './log-store.js';
+import type { LogExportPage, LogQuery, LogStore } from './log-store.js';
 import type { LogEntriesTable } from './log-tables.js';
 
 /** Rows per insert, and the size at which the queue is written without waiting for the timer. */
@@ -97,6 +97,12 @@ export class LogStoreService implements PlatformService {
   async query(q: LogQuery): Promise<{ rows: LogEntriesTable[]; total: number }> {
     if (this.closed) throw new AppError('SERVICE_UNAVAILABLE', 'The log store is closed');
     return this.store.query(q);
+  }
+
+  /** A page of the whole store, for the backup's export (log-export.ts). */
+  async exportPage(q: LogExportPage): Promise<LogEntriesTable[]> {
+    if (this.closed) throw new AppError('SERVICE_UNAVAILABLE', 'The log store is closed');
+    return this.store.exportPage(q);
   }
 
   /** Writes rows as they are (imports, and tests that need records of a chosen age). */

@@ -17,6 +17,11 @@ export class Mailer implements PlatformService {
   private transport: { url: string; transporter: Transporter } | undefined;
   private readonly counts = { sent: 0, failed: 0, logged: 0 };
   private readonly log: FastifyBaseLogger;
+  /** The messages `queue` accepted, sent one after another; `waiting` counts those not yet settled. */
+  private queued: Promise<void> = Promise.resolve();
+  private waiting = 0;
+  /** Set when a stop's drain ran out of time: what is still queued is dropped, not sent after the stop. */
+  private dropping = false;
 
   constructor(
     private readonly config: () => PlatformConfig,
@@ -25,11 +30,55 @@ export class Mailer implements PlatformService {
     this.log = log.child({ component: 'mailer' });
   }
 
-  async start(): Promise<void> {}
+  async start(): Promise<void> {
+    this.dropping = false;
+  }
 
+  /**
+   * Sends the queued messages first (a stopping platform exits once its services have stopped, and would lose
+   * them), for at most `mail.timeout_seconds` and never past `server.shutdown_grace_seconds`; what is left then
+   * is dropped, and how many is logged (a count: no recipient, no content).
+   */
   async stop(): Promise<void> {
+    if (this.waiting > 0) {
+      const cfg = this.config();
+      const budgetMs = Math.min(cfg.mail.timeout_seconds, cfg.server.shutdown_grace_seconds) * 1000;
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        this.queued.then(() => true),
+        new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), budgetMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!drained) {
+        this.dropping = true;
+        this.log.warn(
+          { unsent: this.waiting, waited_ms: budgetMs },
+          `${this.waiting} queued e-mail(s) not sent before the mailer stopped`,
+        );
+      }
+    }
     this.transport?.transporter.close();
     this.transport = undefined;
+  }
+
+  /**
+   * Sends a message after those queued before it, without waiting for it: for callers whose own work must not
+   * wait for a slow or unreachable SMTP server (up to `mail.timeout_seconds` per message). The mailer logs a
+   * failed send; anything else goes to `onError`. A stop sends what is queued first (see `stop`).
+   */
+  queue(message: MailMessage, onError: (err: unknown) => void): void {
+    this.waiting += 1;
+    this.queued = this.queued
+      .then(() => (this.dropping ? undefined : this.send(message)))
+      .then(
+        () => undefined,
+        (err: unknown) => onError(err),
+      )
+      .finally(() => {
+        this.waiting -= 1;
+      });
   }
 
   /** Sends one message. Never throws: a delivery problem is counted, logged and reported as `failed`. */

@@ -482,7 +482,7 @@ export class TaskRunner {
             message: `interrupted: instance ${row.instance_id ?? '?'} stopped renewing its lease`,
           },
         ]);
-        this.announce('task.failed', row.id, row.type, { error: 'interrupted' }, undefined);
+        void this.announce('task.failed', row.id, row.type, { error: 'interrupted' }, undefined);
         await this.recover(def, row);
       }
     }
@@ -605,7 +605,19 @@ export class TaskRunner {
     }
     if (outcome.ok) {
       execution.log('info', `completed in ${durationMs} ms`, now);
-      const written = await this.deps.store.finish(
+      if (await this.ownOutcome(execution, now)) {
+        this.counts.completed += 1;
+        this.counts.finished += 1;
+        this.counts.durationMs += durationMs;
+        await this.announce(
+          'task.completed',
+          execution.id,
+          execution.type,
+          { duration_ms: durationMs },
+          actor,
+        );
+      }
+      await this.deps.store.finish(
         execution.id,
         execution.claim,
         'running',
@@ -621,11 +633,6 @@ export class TaskRunner {
         },
         execution.takeLogs(),
       );
-      if (!written) return;
-      this.counts.completed += 1;
-      this.counts.finished += 1;
-      this.counts.durationMs += durationMs;
-      this.announce('task.completed', execution.id, execution.type, { duration_ms: durationMs }, actor);
       return;
     }
     if (execution.stopReason === 'shutdown') {
@@ -634,24 +641,36 @@ export class TaskRunner {
     }
     const message = errorMessage(outcome.error);
     execution.log('error', `failed: ${message}`, now);
-    const written = await this.deps.store.finish(
+    if (await this.ownOutcome(execution, now)) {
+      this.counts.failed += 1;
+      this.counts.finished += 1;
+      this.counts.durationMs += durationMs;
+      await this.announce(
+        'task.failed',
+        execution.id,
+        execution.type,
+        { error: message, duration_ms: durationMs },
+        actor,
+      );
+    }
+    await this.deps.store.finish(
       execution.id,
       execution.claim,
       'running',
       failedPatch(execution, message, now),
       execution.takeLogs(),
     );
-    if (!written) return;
-    this.counts.failed += 1;
-    this.counts.finished += 1;
-    this.counts.durationMs += durationMs;
-    this.announce(
-      'task.failed',
-      execution.id,
-      execution.type,
-      { error: message, duration_ms: durationMs },
-      actor,
-    );
+  }
+
+  /**
+   * Makes the outcome of a run this one's to write: the task refuses cancels from now on, so the final status
+   * written next cannot be beaten to it (the lease, renewed until the run is settled, keeps other instances
+   * off). False when a cancel or another instance came first: then the run neither counts nor announces, and
+   * its final write finds the task no longer its own. Called before the count and the event, which come before
+   * the final status: a client that reads the status then sees both (metrics, `GET /api/v1/events`).
+   */
+  private ownOutcome(execution: TaskExecution, now: string): Promise<boolean> {
+    return this.deps.store.markUncancellable(execution.id, execution.claim, now);
   }
 
   /**
@@ -697,18 +716,24 @@ export class TaskRunner {
     );
     if (!written) return;
     this.counts.interrupted += 1;
-    this.announce('task.failed', execution.id, execution.type, { error: 'interrupted' }, undefined);
+    void this.announce('task.failed', execution.id, execution.type, { error: 'interrupted' }, undefined);
   }
 
+  /** Counts the end by type and announces it; resolves once the event is stored (or failed to be, logged). */
   private announce(
     type: 'task.completed' | 'task.failed',
     id: string,
     taskType: string,
     data: Record<string, unknown>,
     actor: TaskActor | undefined,
-  ): void {
+  ): Promise<void> {
     this.typeCounts(taskType)[type === 'task.completed' ? 'completed' : 'failed'] += 1;
-    this.deps.events.announce(type, 'system', { task_id: id, type: taskType, ...data }, { actor });
+    return this.deps.events.announceStored(
+      type,
+      'system',
+      { task_id: id, type: taskType, ...data },
+      { actor },
+    );
   }
 
   private typeCounts(type: string): { started: number; completed: number; failed: number } {

@@ -16,9 +16,6 @@ type Reason = 'target_gone' | 'failing_too_long' | 'consecutive_failures';
  * moved them, so once per move.
  */
 export class SubscriptionDisabledNotice {
-  /** The e-mails not yet sent, one after another: `notify` does not wait for them. */
-  private mailing: Promise<void> = Promise.resolve();
-
   constructor(
     private readonly deps: {
       db: Kysely<Tables>;
@@ -66,28 +63,17 @@ export class SubscriptionDisabledNotice {
       };
       this.deps.events.announce(SUBSCRIPTION_DISABLED, 'system', data);
       if (row.email) {
-        this.queueMail(
+        // Not waited for: the caller is the delivery recorder, whose next writes (every subscription's results)
+        // must not wait for a slow or unreachable SMTP server. The mailer sends it before it stops.
+        this.deps.mailer.queue(
           disabledMail(
             { email: row.email, username: row.username ?? '', full_name: row.full_name ?? '' },
             data,
           ),
+          this.deps.reportError,
         );
       }
     }
-  }
-
-  /**
-   * Sends an e-mail after those queued before it, without waiting for it: the caller is the delivery recorder,
-   * whose next writes (every subscription's results) must not wait for a slow or unreachable SMTP server (up to
-   * `mail.timeout_seconds` per message). The mailer logs a failed send; anything else is reported.
-   */
-  private queueMail(message: MailMessage): void {
-    this.mailing = this.mailing
-      .then(() => this.deps.mailer.send(message))
-      .then(
-        () => undefined,
-        (err: unknown) => this.deps.reportError(err),
-      );
   }
 }
 
