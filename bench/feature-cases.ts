@@ -20,6 +20,8 @@ interface Round {
 export interface Variant {
   name: string;
   label: string;
+  /** Emits answered in the warm-up (to divide a CPU profile of the run by). */
+  warm_up_ok?: number;
   rounds: Round[];
 }
 

@@ -158,6 +158,8 @@ interface Load {
 
 interface EmitRound {
   rate: number;
+  /** Emits answered 201 (the CPU is divided by these). */
+  ok: number;
   cpu_us: number | null;
   non2xx: number;
   errors: number;
@@ -327,8 +329,9 @@ async function quiet(): Promise<void> {
 /** One block's rounds: each variant once per round, in the round's order, the server idle between rounds. */
 async function emitBlock(token: string, variants: EmitVariant[]): Promise<Variant[]> {
   log(`  emits (${variants.map((v) => v.name).join(', ')}): warm-up, ${WARM_UP_S} s of each`);
+  const warmUp = new Map<string, number>();
   for (const v of variants) {
-    await load(v, token, WARM_UP_S, connections);
+    warmUp.set(v.name, (await load(v, token, WARM_UP_S, connections)).ok);
     await quiet();
   }
   const results = new Map(variants.map((v) => [v.name, [] as EmitRound[]]));
@@ -340,6 +343,7 @@ async function emitBlock(token: string, variants: EmitVariant[]): Promise<Varian
       await quiet();
       results.get(v.name)!.push({
         rate: r.ok / r.seconds,
+        ok: r.ok,
         cpu_us: r.ok === 0 ? null : (used * 1e6) / r.ok,
         non2xx: r.refused,
         errors: r.errors,
@@ -351,7 +355,12 @@ async function emitBlock(token: string, variants: EmitVariant[]): Promise<Varian
     });
     log(`  emit round ${round + 1}/${rounds}: ${line.join(', ')}`);
   }
-  return variants.map((v) => ({ name: v.name, label: v.label, rounds: results.get(v.name)! }));
+  return variants.map((v) => ({
+    name: v.name,
+    label: v.label,
+    warm_up_ok: warmUp.get(v.name) ?? 0,
+    rounds: results.get(v.name)!,
+  }));
 }
 
 /** The blocks asked for (`--variants`; a block's plain variant always runs with it). */
