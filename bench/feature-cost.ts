@@ -118,9 +118,10 @@ const KEY = { 'idempotency-key': 'set per request' };
 const TRACE = { traceparent: TRACEPARENT };
 /**
  * Two blocks, each with its own plain rounds. A keyed emit writes its key in two commits of its own, each synced
- * to disk on SQLite. In trial runs with the keyed variants in the same rotation as the others, every variant
- * measured 200–450 µs of server CPU per emit; without them, 95–165 µs. So the variants whose cost is a few µs are
- * compared among themselves, and the keyed ones in a block of their own.
+ * to disk on SQLite. In trial runs with the keyed variants in the same rotation as the others (and an earlier
+ * load loop, which left keyed requests being served into the next round), every variant measured 200–450 µs of
+ * server CPU per emit; without them, 95–165 µs. So the variants whose cost is a few µs are compared among
+ * themselves, and the keyed ones in a block of their own.
  */
 const EMIT_BLOCKS: EmitVariant[][] = [
   [
