@@ -12,6 +12,9 @@
  * against each database's durable-emit limit), fanout, webhooks (against a pre-signed bare loop and the
  * delivery limit),
  * latency (emit → webhook and stream receipt under steady load, bench/delivery-latency.ts), memory (start-up, idle memory, memory per WebSocket connection).
+ * Only when asked (`--only features`, about 2.5 minutes more than the 5 of the rest): features (issue 25: what
+ * an Idempotency-Key, a traceparent, a validated catalogue type and a rotated secret's second signature cost the
+ * emit and delivery rates, against plain ones in alternating rounds of one platform process, bench/feature-cost.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -21,6 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { runWebhookCases } from './delivery-cases.js';
 import { runEmitCases, runFanoutCase } from './event-cases.js';
+import { runFeatureCases } from './feature-cases.js';
 import { runHttpCases } from './http-cases.js';
 import { runLatencyCases } from './latency-cases.js';
 import { runStartupAndMemoryCases } from './memory-cases.js';
@@ -29,8 +33,10 @@ import { notMeasured, type ResultRow } from './result-row.js';
 import { resultTable } from './result-table.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const GROUPS = ['http', 'events', 'fanout', 'webhooks', 'latency', 'memory'] as const;
+const GROUPS = ['http', 'events', 'fanout', 'webhooks', 'latency', 'memory', 'features'] as const;
 type Group = (typeof GROUPS)[number];
+// Left out of the default run, which takes about 5 minutes without them.
+const ON_REQUEST: readonly Group[] = ['features'];
 
 const { values } = parseArgs({
   options: {
@@ -49,9 +55,14 @@ const { values } = parseArgs({
     'fanout-duration': { type: 'string', default: '3' },
     // Seconds per delivery latency case (bench/delivery-latency.ts: 8 runs of this length, plus start-ups).
     'latency-duration': { type: 'string', default: '8' },
+    // Alternating rounds per variant of the features group, and seconds per emit round (1–10).
+    'feature-rounds': { type: 'string', default: '6' },
+    'feature-round-seconds': { type: 'string', default: '3' },
   },
 });
-const only = values.only ? values.only.split(',').map((g) => g.trim()) : [...GROUPS];
+const only = values.only
+  ? values.only.split(',').map((g) => g.trim())
+  : GROUPS.filter((g) => !ON_REQUEST.includes(g));
 const unknown = only.filter((g) => !(GROUPS as readonly string[]).includes(g));
 if (unknown.length > 0) {
   process.stderr.write(`unknown group(s) ${unknown.join(', ')}; groups: ${GROUPS.join(', ')}\n`);
@@ -134,6 +145,15 @@ const groups: Record<Group, { figures: string[]; run: () => Promise<ResultRow[]>
   memory: {
     figures: ['start-up', 'idle memory', 'memory per WebSocket connection'],
     run: () => runStartupAndMemoryCases({ runtime, connections: Number(values['ws-connections']), log }),
+  },
+  features: {
+    figures: ['cost of the Idempotency-Key, traceparent, catalogue and rotation features'],
+    run: () =>
+      runFeatureCases({
+        rounds: Number(values['feature-rounds']),
+        roundSeconds: Number(values['feature-round-seconds']),
+        log,
+      }),
   },
 };
 

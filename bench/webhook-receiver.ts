@@ -3,7 +3,8 @@
  * answers every POST with 200, counts deliveries, and measures emit-to-delivery latency from the `sent_at`
  * (epoch ms) the emitter put in each event's data. Prints {url} when ready.
  *
- *   GET  /stats  → {count, first, last, p50_ms, p95_ms, p99_ms, max_ms, sample: {headers, body}}
+ *   GET  /stats  → {count, first, last, p50_ms, p95_ms, p99_ms, max_ms, double_signed, sample: {headers, body}}
+ *   GET  /count  → {count, last, double_signed} (cheap enough to poll: no percentiles)
  *   POST /reset  → forget everything
  */
 import { createServer } from 'node:http';
@@ -13,6 +14,8 @@ let count = 0;
 let first = 0;
 let last = 0;
 let latencies: number[] = [];
+/** Deliveries whose `webhook-signature` held two signatures (a subscription in a secret rotation's overlap). */
+let doubleSigned = 0;
 let sample: { headers: Record<string, string>; body: string } | undefined;
 
 const percentile = (sorted: number[], q: number) =>
@@ -31,9 +34,15 @@ const server = createServer((req, res) => {
         p95_ms: percentile(sorted, 0.95),
         p99_ms: percentile(sorted, 0.99),
         max_ms: sorted.at(-1) ?? 0,
+        double_signed: doubleSigned,
         sample,
       }),
     );
+    return;
+  }
+  if (req.method === 'GET' && req.url === '/count') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ count, last, double_signed: doubleSigned }));
     return;
   }
   if (req.method === 'POST' && req.url === '/reset') {
@@ -41,6 +50,7 @@ const server = createServer((req, res) => {
     first = 0;
     last = 0;
     latencies = [];
+    doubleSigned = 0;
     req.resume();
     res.end('ok');
     return;
@@ -61,6 +71,8 @@ const server = createServer((req, res) => {
     const match = ns ? undefined : /"sent_at":(\d+)/.exec(body);
     if (ns) latencies.push(Number(hr - BigInt(ns[1]!)) / 1e6);
     else if (match) latencies.push(now - Number(match[1]));
+    const signature = req.headers['webhook-signature'];
+    if (typeof signature === 'string' && signature.includes(' ')) doubleSigned += 1;
     if (!sample && req.headers['webhook-signature']) {
       sample = { headers: req.headers as Record<string, string>, body };
     }
