@@ -257,7 +257,10 @@ async function assemble(
 
   registerErrorHandling(app);
   registerJsonBodyParser(app);
-  const idempotencyKeys = new KyselyIdempotencyStore(db);
+  const idempotencyKeys = new KyselyIdempotencyStore(
+    db,
+    database.unsyncedTransaction ? (work) => database.unsyncedTransaction!(work) : undefined,
+  );
   // Answers are kept sealed with the event system's key: a subscription's holds its signing secret.
   const eventKey =
     cfg().events.encryption_key || (await systemState.getOrCreate('events.encryption_key', newEventKey));

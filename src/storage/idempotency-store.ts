@@ -50,9 +50,27 @@ export interface IdempotencyStore {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** The store on the platform's database, SQLite or PostgreSQL alike (migration 0021). */
+/** Runs writes in a transaction of their own (`Database.unsyncedTransaction` on SQLite with synced commits). */
+export type KeyWrites = <T>(work: (db: Kysely<Tables>) => Promise<T>) => Promise<T>;
+
+/**
+ * The store on the platform's database, SQLite or PostgreSQL alike (migration 0021). With `unsynced` (SQLite with
+ * `sqlite_synchronous = full`) its writes commit without a sync of their own: each keyed request's claim and
+ * answer were two synced commits on the server's thread, which capped keyed emits at some 120/s on this disk. No
+ * guarantee is lost: the WAL is one file written in order, so the synced commit of what the request creates
+ * (the event's batch) makes its earlier claim durable with it; a claim whose request created nothing may be lost
+ * with the machine, and so be free again; an answer lost with the machine leaves the key held until its lease
+ * ends, as a process that died before answering does (ADR 0011): an emit is then found by its `idempotency_ref`.
+ */
 export class KyselyIdempotencyStore implements IdempotencyStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  private readonly write: KeyWrites;
+
+  constructor(
+    private readonly db: Kysely<Tables>,
+    unsynced?: KeyWrites,
+  ) {
+    this.write = unsynced ?? ((work) => work(this.db));
+  }
 
   async claim(
     ref: IdempotencyKeyRef,
@@ -75,27 +93,31 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
     };
     // A key let go between the insert and the read is claimed again; a few rounds are plenty.
     for (let round = 0; round < 4; round++) {
-      const inserted = await this.db
-        .insertInto('idempotency_keys')
-        .values({ scope: ref.scope, key: ref.key, ...fresh() })
-        .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
-        .executeTakeFirst();
+      const inserted = await this.write((trx) =>
+        trx
+          .insertInto('idempotency_keys')
+          .values({ scope: ref.scope, key: ref.key, ...fresh() })
+          .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+          .executeTakeFirst(),
+      );
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1)
         return { state: 'claimed', held: { ...ref, owner }, takenOver: false };
       const now = iso(Date.now());
       // Taken over only while still expired or abandoned: of two requests that both saw so, one updates.
-      const taken = await this.db
-        .updateTable('idempotency_keys')
-        .set(fresh())
-        .where('scope', '=', ref.scope)
-        .where('key', '=', ref.key)
-        .where((eb) =>
-          eb.or([
-            eb('expires_at', '<=', now),
-            eb.and([eb('status_code', 'is', null), eb('locked_until', '<=', now)]),
-          ]),
-        )
-        .executeTakeFirst();
+      const taken = await this.write((trx) =>
+        trx
+          .updateTable('idempotency_keys')
+          .set(fresh())
+          .where('scope', '=', ref.scope)
+          .where('key', '=', ref.key)
+          .where((eb) =>
+            eb.or([
+              eb('expires_at', '<=', now),
+              eb.and([eb('status_code', 'is', null), eb('locked_until', '<=', now)]),
+            ]),
+          )
+          .executeTakeFirst(),
+      );
       if (Number(taken.numUpdatedRows) === 1)
         return { state: 'claimed', held: { ...ref, owner }, takenOver: true };
       const holder = await this.peek(ref);
@@ -125,27 +147,31 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(held: HeldKey, statusCode: number, body: string, ttlMs: number): Promise<void> {
-    await this.db
-      .updateTable('idempotency_keys')
-      .set({
-        status_code: statusCode,
-        response_body: body,
-        locked_until: null,
-        expires_at: iso(Date.now() + ttlMs),
-      })
-      .where('scope', '=', held.scope)
-      .where('key', '=', held.key)
-      .where('owner', '=', held.owner)
-      .execute();
+    await this.write((trx) =>
+      trx
+        .updateTable('idempotency_keys')
+        .set({
+          status_code: statusCode,
+          response_body: body,
+          locked_until: null,
+          expires_at: iso(Date.now() + ttlMs),
+        })
+        .where('scope', '=', held.scope)
+        .where('key', '=', held.key)
+        .where('owner', '=', held.owner)
+        .execute(),
+    );
   }
 
   async release(held: HeldKey): Promise<void> {
-    await this.db
-      .deleteFrom('idempotency_keys')
-      .where('scope', '=', held.scope)
-      .where('key', '=', held.key)
-      .where('owner', '=', held.owner)
-      .execute();
+    await this.write((trx) =>
+      trx
+        .deleteFrom('idempotency_keys')
+        .where('scope', '=', held.scope)
+        .where('key', '=', held.key)
+        .where('owner', '=', held.owner)
+        .execute(),
+    );
   }
 
   async deleteExpired(limit: number): Promise<number> {
