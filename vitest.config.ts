@@ -49,10 +49,6 @@ const projects = [
         'test/storage/storage-full.test.ts',
         'test/storage/sqlite-synchronous.test.ts',
         'test/backups/backup-import-full-database.test.ts',
-        // A backup's reads of a SQLite file off the event loop (PostgreSQL's never ran on it).
-        'test/backups/backup-stalls.test.ts',
-        'test/backups/dump-in-worker.test.ts',
-        'test/backups/dump-page-size.test.ts',
         // SQLite's query plans (PostgreSQL takes the primary key for an id list).
         'test/webhooks/delivery-status-plan.test.ts',
       ],

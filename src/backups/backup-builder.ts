@@ -19,7 +19,7 @@ import {
   type Manifest,
 } from './backup-manifest.js';
 import type { BackupRow, BackupStore, BackupType } from './backup-store.js';
-import { sqliteFile, withSnapshot } from './database-snapshot.js';
+import { snapshotSource, withSnapshot } from './database-snapshot.js';
 import { dumpInWorker } from './dump-in-worker.js';
 import {
   dumpSnapshot,
@@ -96,7 +96,8 @@ export async function insertBackupRow(deps: BuildDeps, input: BuildInput): Promi
 
 /**
  * Writes the archive of a row `insertBackupRow` stored, and moves the row to `completed` or `failed`. Every
- * stage is streamed: tables in pages (table-dump; for a SQLite file in a worker thread), files copied, the archive packed from the staged files.
+ * stage is streamed: tables in pages (table-dump, in a worker thread), files copied, the archive packed from the
+ * staged files.
  */
 export async function writeBackup(
   deps: BuildDeps,
@@ -127,7 +128,7 @@ export async function writeBackup(
       tables: {},
       files: {},
     };
-    // Tables and configuration from one snapshot; for a SQLite file, read in a worker thread.
+    // Tables and configuration from one snapshot, read in a worker thread (but for an in-memory SQLite).
     const wants = {
       database: input.includes.includes('database'),
       configuration: input.includes.includes('configuration'),
@@ -214,11 +215,11 @@ const DUMP_SHARE = 0.7;
 const ARCHIVE_FROM = 0.75;
 
 /**
- * The database part of a backup from one snapshot (snapshot-dump): for a SQLite file in a worker thread with
- * its own connection (dump-in-worker), so the reads, the rows' encoding and hashing and their garbage stay off
- * the event loop and the platform's heap (on this thread after all if a page outgrows the worker's heap); for
- * PostgreSQL (whose reads are network waits) and an in-memory SQLite (no file a second connection could open)
- * on this thread.
+ * The database part of a backup from one snapshot (snapshot-dump): in a worker thread with a connection of its
+ * own (dump-in-worker) to the SQLite file or the PostgreSQL server, so the reads, the rows' encoding and
+ * hashing and their garbage stay off the event loop and the platform's heap (on this thread after all if a
+ * page outgrows the worker's heap); for an in-memory SQLite (no file a second connection could open) on this
+ * thread.
  */
 async function readSnapshot(
   database: Database,
@@ -227,10 +228,10 @@ async function readSnapshot(
   wants: SnapshotWants,
   options: SnapshotDumpOptions,
 ): Promise<SnapshotDump> {
-  const file = database.dialect === 'sqlite' ? await sqliteFile(database) : undefined;
-  if (file) {
+  const source = await snapshotSource(database);
+  if (source) {
     try {
-      return await dumpInWorker(file, content, wants, options);
+      return await dumpInWorker(source, content, wants, options);
     } catch (err) {
       // A page of rows too large for the worker's heap (500 events near the payload limit): dumped on this
       // thread as before the worker, rather than not at all. Its files are written anew.

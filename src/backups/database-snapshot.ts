@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Kysely, SqliteDialect, sql } from 'kysely';
-import type { Database } from '../storage/database.js';
+import type { Database, Dialect } from '../storage/database.js';
 import { SqliteDriver } from '../storage/sqlite/better-sqlite3.js';
 import { createSqliteDatabase } from '../storage/sqlite/sqlite-database.js';
 import type { LooseDb } from './database-schema.js';
@@ -9,12 +9,13 @@ import type { LooseDb } from './database-schema.js';
 /**
  * Runs `read` against a consistent, unchanging view of the database, so every table of a dump is from the
  * same moment, without holding up the platform's own requests.
- * - PostgreSQL: a read-only REPEATABLE READ transaction.
+ * - PostgreSQL: a read-only REPEATABLE READ transaction (here on the platform's pool; a backup instead reads it
+ *   on a connection of its own in a worker thread: `readOwnSnapshot`, started by dump-in-worker).
  * - SQLite (a file, in WAL mode): a read transaction on a connection of its own, opened read-only on the same
  *   file. WAL gives that reader the database as it was at its first read for as long as the transaction
  *   lasts, while the platform's connection goes on writing; the dump reads it in small pages (table-dump).
  *   This runs `read` on the calling thread; a backup instead reads a file's snapshot in a worker thread
- *   (`readSqliteSnapshot` in table-dump-worker, started by dump-in-worker), off the event loop.
+ *   (`readOwnSnapshot` in table-dump-worker, started by dump-in-worker), off the event loop.
  *   The write-ahead log cannot be checkpointed past that snapshot meanwhile, so it grows by what is written
  *   during the dump, and shrinks back at the next checkpoints.
  * - SQLite in memory (no file to open twice): `VACUUM INTO` a copy in `workDir`, read on its own connection.
@@ -24,15 +25,7 @@ export async function withSnapshot<T>(
   workDir: string,
   read: (db: LooseDb) => Promise<T>,
 ): Promise<T> {
-  if (database.dialect === 'postgres') {
-    return database.db
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .execute(async (trx) => {
-        await sql`set transaction read only`.execute(trx);
-        return read(trx as unknown as LooseDb);
-      });
-  }
+  if (database.dialect === 'postgres') return readPostgresSnapshot(database.db as unknown as LooseDb, read);
   const file = await sqliteFile(database);
   if (file) return readSqliteSnapshot(file, read);
   const copy = join(workDir, 'snapshot.db');
@@ -43,6 +36,54 @@ export async function withSnapshot<T>(
   } finally {
     await opened.close();
     for (const suffix of ['', '-wal', '-shm']) await rm(copy + suffix, { force: true });
+  }
+}
+
+/**
+ * `read` in a read-only REPEATABLE READ transaction on `db` (the platform's pool, or a worker's connection of
+ * its own): every statement of it sees the database as it was at its first.
+ */
+export function readPostgresSnapshot<T>(db: LooseDb, read: (db: LooseDb) => Promise<T>): Promise<T> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      await sql`set transaction read only`.execute(trx);
+      return read(trx);
+    });
+}
+
+/**
+ * A database a worker thread can open a connection of its own to: a SQLite file, or a PostgreSQL server by the
+ * URL the platform's pool connects with (`Database.connectionString`).
+ */
+export type SnapshotSource = { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string };
+
+/** Where a worker thread can read `database`'s snapshot from; undefined for an in-memory SQLite. */
+export async function snapshotSource(database: Database): Promise<SnapshotSource | undefined> {
+  if (database.dialect === 'postgres') {
+    return database.connectionString ? { dialect: 'postgres', url: database.connectionString } : undefined;
+  }
+  const file = await sqliteFile(database);
+  return file ? { dialect: 'sqlite', file } : undefined;
+}
+
+/**
+ * `read` against a snapshot of `source` on a connection of its own, opened here and closed at the end, whether
+ * `read` succeeds or fails: for a worker thread (table-dump-worker). The PostgreSQL driver is loaded only for a
+ * PostgreSQL source, with the connection settings of the platform's pool (postgres-database).
+ */
+export async function readOwnSnapshot<T>(
+  source: SnapshotSource,
+  read: (db: LooseDb, dialect: Dialect) => Promise<T>,
+): Promise<T> {
+  if (source.dialect === 'sqlite') return readSqliteSnapshot(source.file, (db) => read(db, 'sqlite'));
+  const { openPostgresConnection } = await import('../storage/postgres/postgres-database.js');
+  const db = openPostgresConnection<Record<string, Record<string, unknown>>>(source.url);
+  try {
+    return await readPostgresSnapshot(db, (trx) => read(trx, 'postgres'));
+  } finally {
+    await db.destroy();
   }
 }
 

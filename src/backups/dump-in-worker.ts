@@ -1,13 +1,15 @@
 import { Worker } from 'node:worker_threads';
 import { workerEntry } from '../kernel/worker-entry.js';
+import type { SnapshotSource } from './database-snapshot.js';
 import type { SnapshotDump, SnapshotDumpOptions, SnapshotWants } from './snapshot-dump.js';
 import type { DumpWorkerData, DumpWorkerMessage } from './table-dump-worker.js';
 
 // Built, `table-dump-worker.js` beside this module; from the sources, the TypeScript entry bundled as an IIFE
 // for an `eval` worker, with the native drivers left to be loaded from node_modules (docs/adr/0010).
+// pg is bundled (for a PostgreSQL source), all but its optional native binding, which it loads only on demand.
 const ENTRY = workerEntry('table-dump-worker', import.meta.url, {
   format: 'iife',
-  external: ['better-sqlite3', 'better-sqlite3-napi'],
+  external: ['better-sqlite3', 'better-sqlite3-napi', 'pg-native'],
 });
 
 /**
@@ -23,13 +25,14 @@ const ENTRY = workerEntry('table-dump-worker', import.meta.url, {
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 };
 
 /**
- * Runs `dumpSnapshot` on a SQLite file in a worker thread (table-dump-worker) with its own read-only connection:
- * the event loop only receives the progress and the result. Aborting `signal` terminates the worker and rejects
- * with the signal's reason, as the dump on the loop did; a failure in the worker rejects with an error of the
- * same message (and code).
+ * Runs `dumpSnapshot` in a worker thread (table-dump-worker) with a connection of its own to `source` (a SQLite
+ * file opened read-only, or the PostgreSQL server the platform's pool connects to): the event loop only
+ * receives the progress and the result. Aborting `signal` terminates the worker (its connection closes with
+ * it) and rejects with the signal's reason, as the dump on the loop did; a failure in the worker rejects with
+ * an error of the same message (and code).
  */
 export async function dumpInWorker(
-  file: string,
+  source: SnapshotSource,
   dir: string,
   wants: SnapshotWants,
   options: SnapshotDumpOptions = {},
@@ -38,7 +41,7 @@ export async function dumpInWorker(
   signal?.throwIfAborted();
   const program = await ENTRY();
   signal?.throwIfAborted();
-  const workerData: DumpWorkerData = { file, dir, wants };
+  const workerData: DumpWorkerData = { source, dir, wants };
   const worker =
     'file' in program
       ? new Worker(program.file, { workerData, resourceLimits: WORKER_LIMITS })

@@ -1,16 +1,17 @@
 /**
- * The entry of the worker thread that reads a backup's database part from a SQLite file (dump-in-worker.ts):
- * its own read-only connection and read transaction (database-snapshot), the table dump and the
+ * The entry of the worker thread that reads a backup's database part (dump-in-worker.ts) from a SQLite file or
+ * a PostgreSQL server: its own connection and read-only snapshot (database-snapshot), the table dump and the
  * configuration's rows (snapshot-dump), so the pages' reads, their JSON encoding and hashing, and their garbage
- * stay off the platform's event loop and heap. It posts its progress and, at the end, its result or its error.
+ * stay off the platform's event loop and heap. It posts its progress and, at the end, its result or its error;
+ * its connection is closed before either.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { readSqliteSnapshot } from './database-snapshot.js';
+import { readOwnSnapshot, type SnapshotSource } from './database-snapshot.js';
 import { dumpSnapshot, type SnapshotDump, type SnapshotWants } from './snapshot-dump.js';
 
 export interface DumpWorkerData {
-  /** The SQLite database file. */
-  file: string;
+  /** The database to open a connection of its own to. */
+  source: SnapshotSource;
   /** The staging folder: the tables go to `<dir>/database/*.jsonl`. */
   dir: string;
   wants: SnapshotWants;
@@ -25,8 +26,8 @@ const post = (message: DumpWorkerMessage) => parentPort?.postMessage(message);
 
 async function run(data: DumpWorkerData) {
   try {
-    const dump = await readSqliteSnapshot(data.file, (db) =>
-      dumpSnapshot(db, 'sqlite', data.dir, data.wants, {
+    const dump = await readOwnSnapshot(data.source, (db, dialect) =>
+      dumpSnapshot(db, dialect, data.dir, data.wants, {
         onRows: (rows, estimate) => post({ t: 'rows', rows, estimate }),
       }),
     );

@@ -47,10 +47,10 @@ interface KeyRow {
  * minute and per hour, by type, source, level and confidential emitter, kept by triggers in the transaction of
  * every write and deletion). The cost depends on the number of hours and keys in the range, never on the number
  * of stored events: whole hours come from the hour roll-ups, the whole minutes around them from the minute
- * roll-ups (more than half an hour of them: that hour less the minutes outside the range), and a bound inside a
- * minute from that minute's events (at most `EDGE_EVENTS_LIMIT` of them). Minute rows are kept for
- * `events.rollup_minute_retention_hours` (rollup-compaction.ts): a bound older than that is counted to the whole
- * hour, and `time_range` says so.
+ * roll-ups (more than half an hour of them, or the hour under way: that hour less the minutes outside the
+ * range), and a bound inside a minute from that minute's events (at most `EDGE_EVENTS_LIMIT` of them). Minute
+ * rows are kept for `events.rollup_minute_retention_hours` (rollup-compaction.ts): a bound older than that is
+ * counted to the whole hour, and `time_range` says so.
  */
 export class EventStatsStore {
   constructor(
@@ -68,6 +68,7 @@ export class EventStatsStore {
       Date.parse(start),
       Date.parse(end) + 1,
       kept === undefined ? undefined : hourStart(kept),
+      Date.now(),
     );
     const width = bucket === 'hour' ? 13 : 10;
     const visible = this.visibleTo(reader);
@@ -208,11 +209,16 @@ export class EventStatsStore {
    * Splits [a, b) into pieces: events for parts of minutes, minute roll-ups around whole hours, hour roll-ups.
    * Minutes before `keptFrom` were folded into their hours (rollup-compaction.ts): a bound in one of them is
    * moved out to its hour's edge (the start back, the end forward), so that part is read from the hour rows.
+   * The part of an hour at either end is read from the side with fewer minute rows: its own minutes, or the
+   * whole hour less the minutes outside the range. For a past hour the shorter side is taken; for the hour
+   * under way at `now` (a range up to now: the default) always the whole hour less the minutes after the range,
+   * which are this minute's and none later, so the hour's minutes so far are never read one by one.
    */
   private async plan(
     from: number,
     to: number,
     keptFrom: number | undefined,
+    now: number,
   ): Promise<{ pieces: Piece[]; range: { start: number; end: number } }> {
     const folded = (ms: number) => keptFrom !== undefined && floorTo(ms, MINUTE_MS) < keptFrom;
     const a = folded(from) ? floorTo(from, HOUR_MS) : from;
@@ -252,7 +258,8 @@ export class EventStatsStore {
           pieces.push({ from: 'm', start: ha - HOUR_MS, end: wholeFrom, subtract: true });
         } else if (wholeFrom < ha) pieces.push({ from: 'm', start: wholeFrom, end: ha });
         pieces.push({ from: 'h', start: ha, end: hb });
-        if (wholeTo - hb > HOUR_MS / 2) {
+        const underWay = hb + HOUR_MS > now;
+        if (wholeTo - hb > HOUR_MS / 2 || (underWay && wholeTo > hb)) {
           pieces.push({ from: 'h', start: hb, end: hb + HOUR_MS });
           pieces.push({ from: 'm', start: wholeTo, end: hb + HOUR_MS, subtract: true });
           wholeFrom = wholeTo;

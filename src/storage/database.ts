@@ -15,6 +15,12 @@ export interface Database {
    * transactions, nor for reads that must see a transaction's own writes.
    */
   readonly reads: Kysely<Tables>;
+  /**
+   * PostgreSQL: the URL its pool connects with, for a worker thread that opens a connection of its own the same
+   * way (a backup's dump, src/backups/dump-in-worker.ts). It may hold a password: never log or answer it.
+   * Absent for SQLite.
+   */
+  readonly connectionString?: string;
   /** Round-trips a trivial query; resolves to its duration in milliseconds. */
   ping(): Promise<number>;
   pool(): { active: number; idle: number; total: number; waiting: number };

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EDGE_EVENTS_LIMIT } from '../../src/events/event-stats-store.js';
 import { eventually } from '../helpers/eventually.js';
 import {
@@ -9,6 +9,7 @@ import {
   expectStatsAgreement,
   fullCount,
   type StatsReader,
+  statsDisagreement,
   storedEvents,
 } from '../helpers/stats-full-count.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
@@ -194,6 +195,34 @@ describe('event statistics from the roll-ups', { timeout: 60_000 }, () => {
       expect(health.data.data.metrics.processing_rate).toBeGreaterThanOrEqual(0);
     } finally {
       await sql`alter table events_away rename to events`.execute(db());
+    }
+  });
+
+  it('reads the hour under way as its hour row less the minutes after now, not minute by minute', async () => {
+    // Ten and a half minutes into the hour of the spread events, by the platform's clock: the default range (the
+    // last day) ends in that hour, whose minutes :00 and :05 hold events. Before, those minutes were read one by
+    // one (every key of every minute so far: what made the stats of a busy store grow with its minutes); now the
+    // hour's row less the minutes after the range (this minute's, and the events stamped ahead of the clock).
+    const now = spread + 10 * 60_000 + 30_000;
+    const minute = (ms: number) => new Date(ms).toISOString().slice(0, 16);
+    const skew = (by: number) =>
+      sql`update event_rollups set event_count = event_count + ${by}
+        where span = 'm' and bucket >= ${minute(spread)} and bucket < ${minute(spread + 10 * 60_000)}`.execute(
+        db(),
+      );
+    // Those minutes' rows made wrong for a moment: an answer that read them would be off by thousands.
+    const skewed = Number((await skew(1000)).numAffectedRows ?? 0);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(now);
+      expect(skewed).toBeGreaterThan(0);
+      const s = await statsOf(admin, '?group_by=hour');
+      expect(s.time_range).toEqual({ start: iso(now - DAY), end: iso(now) });
+      const reader = { userId: adminId, isAdmin: true, permissions: ['*'] };
+      expect(statsDisagreement(s, await stored(), reader, 'the last day', 'hour')).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+      await skew(-1000);
     }
   });
 

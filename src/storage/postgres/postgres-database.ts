@@ -8,25 +8,45 @@ import type { Tables } from '../tables.js';
 // Counts come back as int8 strings; every count the platform uses fits a JS number.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-export function createPostgresDatabase(url: string, max: number): Database {
-  const pool = new pg.Pool({
-    connectionString: url,
-    max,
-    connectionTimeoutMillis: 5000,
-    idleTimeoutMillis: 30_000,
-  });
+/**
+ * How every connection of the platform to `url` is opened: the server's pool and a worker thread's connection
+ * of its own (a backup's dump, src/backups/dump-in-worker.ts), so both connect alike. TLS and the other
+ * connection settings come from the URL (`sslmode`, `application_name`, `options`, …) and pg's `PG*`
+ * environment variables, which worker threads share.
+ */
+function connectionSettings(url: string): pg.PoolConfig {
+  return { connectionString: url, connectionTimeoutMillis: 5000 };
+}
+
+/** A pool of `max` connections to `url`, whose lost connections never crash the process. */
+function openPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ ...connectionSettings(url), max, idleTimeoutMillis: 30_000 });
   // An idle client that loses its server must not crash the process; the next query reports the failure.
   pool.on('error', () => {});
   // So must a checked-out client that loses it between two statements (inside a transaction, say): pg emits
   // 'error' on the client, and without a listener that ends the process. Its next query fails instead, and
   // pg-pool drops the broken client on release.
   pool.on('connect', (client) => client.on('error', () => {}));
+  return pool;
+}
+
+/**
+ * One connection to `url`, opened as the platform's pool opens its own, for a worker thread (a backup's
+ * dump): `destroy()` closes it.
+ */
+export function openPostgresConnection<T>(url: string): Kysely<T> {
+  return new Kysely<T>({ dialect: new PostgresDialect({ pool: openPool(url, 1) }) });
+}
+
+export function createPostgresDatabase(url: string, max: number): Database {
+  const pool = openPool(url, max);
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }) });
   let closed = false;
   return {
     db,
     reads: db,
     dialect: 'postgres',
+    connectionString: url,
     changeStamp: () => undefined,
     async ping() {
       const start = performance.now();
