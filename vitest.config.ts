@@ -43,6 +43,8 @@ const projects = [
         'test/backups/backup-cli.test.ts',
         'test/contract/typed-client.test.ts',
         'test/contract/interface-routes.test.ts',
+        // The build's precompiled route schemas against the same schemas compiled at run time: no storage in it.
+        'test/http/precompiled-schemas-equivalence.test.ts',
         // SQLite's own behaviour (its temporary files; a full database through its max_page_count): the
         // platform on SQLite, whichever project runs it, so once is enough.
         'test/storage/sqlite-temp-files.test.ts',

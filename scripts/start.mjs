@@ -20,6 +20,7 @@ const INPUTS = [
   'console/index.html',
   'console/vite.config.ts',
   'scripts/bundle.mjs',
+  'scripts/precompile-schemas.ts',
   'tsconfig.json',
   'tsconfig.build.json',
   'package.json',

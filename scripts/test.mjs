@@ -18,12 +18,18 @@ import { join } from 'node:path';
 const vitest = createRequire(import.meta.url).resolve('vitest/vitest.mjs');
 const args = process.argv.slice(2);
 const chosen = (process.env.PLATFORM_TEST_BACKENDS ?? 'embedded,cluster').split(',').filter(Boolean);
-// test/cli/npm-start.test.ts runs `npm start` on the build: a checkout whose build is missing or older than its
-// sources (a fresh clone: `npm install && npm test`) is built first, as `npm start` would, before any test runs
-// (building during the tests would rewrite dist/ under the other CLI tests). Only for runs that include it.
+// test/cli/npm-start.test.ts runs `npm start` on the build, test/http/precompiled-schemas*.test.ts the bundle and
+// its precompiled schemas: a checkout whose build is missing or older than its sources (a fresh clone:
+// `npm install && npm test`) is built first, as `npm start` would, before any test runs (building during the
+// tests would rewrite dist/ under the other CLI tests). Only for runs that include one of them.
 const startScript = join(import.meta.dirname, 'start.mjs');
+const onTheBuild = [
+  'test/cli/npm-start.test.ts',
+  'test/http/precompiled-schemas.test.ts',
+  'test/http/precompiled-schemas-equivalence.test.ts',
+];
 const runsNpmStart =
-  args.length === 0 || args.some((a) => 'test/cli/npm-start.test.ts'.includes(a.replace(/^\.\//, '')));
+  args.length === 0 || args.some((a) => onTheBuild.some((file) => file.includes(a.replace(/^\.\//, ''))));
 if (runsNpmStart && spawnSync(process.execPath, [startScript, '--dry-run']).status !== 0) {
   process.stdout.write('\n=== building first: test/cli/npm-start.test.ts runs `npm start` on the build\n');
   const build = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });

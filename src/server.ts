@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import websocket from '@fastify/websocket';
-import Fastify from 'fastify';
+import Fastify, { type FastifyServerOptions } from 'fastify';
 import { AuditLog } from './audit/audit-log.js';
 import { registerAuditRoutes } from './audit/audit-routes.js';
 import { AccessTokens } from './auth/access-tokens.js';
@@ -102,6 +102,11 @@ export interface PlatformOptions {
   print?: (text: string) => void;
   /** Where log lines go instead of stdout (tests read them to prove that secrets are never logged). */
   logStream?: { write(line: string): void };
+  /**
+   * How route schemas are compiled: by default on first use, from the build's precompiled functions when there
+   * are (http/lazy-schema-compilers.ts). The build's precompile step passes its own, which writes them.
+   */
+  schemaController?: FastifyServerOptions['schemaController'];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -168,7 +173,7 @@ async function assemble(
       customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true },
       onCreate: withoutLeapSeconds,
     },
-    schemaController: lazySchemaCompilers,
+    schemaController: options.schemaController ?? lazySchemaCompilers(),
   }).withTypeProvider<TypeBoxTypeProvider>();
   config.onChange((keys) => {
     if (keys.includes('logging.level')) app.log.level = logging.output.setLevel(cfg().logging.level);

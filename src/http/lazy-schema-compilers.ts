@@ -1,5 +1,11 @@
 import { createRequire } from 'node:module';
 import type { FastifyServerOptions } from 'fastify';
+import {
+  loadPrecompiled,
+  PRECOMPILED_SCHEMAS_DIR,
+  serializerKey,
+  validatorKey,
+} from './precompiled-schemas.js';
 
 const require = createRequire(import.meta.url);
 
@@ -14,6 +20,16 @@ const defaultValidatorBuilder = () => (require('@fastify/ajv-compiler') as () =>
 const defaultSerializerBuilder = () =>
   (require('@fastify/fast-json-stringify-compiler') as () => BuildCompiler)();
 
+/** Where the build's precompiled schema functions are, and who hears of a schema compiled at run time. */
+export interface SchemaCompilerOptions {
+  /** Default: beside the bundle (`dist/platform/precompiled-schemas/`). */
+  precompiledDir?: string;
+  /** Called each time a schema had no precompiled function and was compiled in this process. */
+  onRuntimeCompile?: (what: { kind: 'validator' | 'serializer'; method?: string; url?: string }) => void;
+}
+
+type RouteSchema = { httpPart?: string; method?: string; url?: string; schema?: unknown };
+
 /**
  * Fastify's default validator (Ajv) and serializer (fast-json-stringify) compilers, each compiling a route's
  * schema when the route first needs it rather than when it is registered.
@@ -22,39 +38,66 @@ const defaultSerializerBuilder = () =>
  * of its idle memory, for routes most instances never serve. The compiled functions and their behaviour are
  * the defaults' own; only the moment of compiling moves. Schemas are static and every route is exercised by
  * the contract tests, so a schema that fails to compile still fails a test rather than a user.
+ *
+ * On that first use, the function the build generated for the schema (with the same libraries' standalone
+ * modes, scripts/precompile-schemas.ts) is loaded when there is one: a small module rather than an Ajv
+ * instance and a compile, tens of ms on the server's thread. A schema without one (run from the sources, a
+ * plugin's route, a schema changed since the build) is compiled as before.
  */
-export const lazySchemaCompilers: NonNullable<FastifyServerOptions['schemaController']> = {
-  compilersFactory: {
-    buildValidator: ((externalSchemas: unknown, ajvOptions: AjvOptions) => {
-      let coercing: Compile | undefined;
-      let strict: Compile | undefined;
-      return (routeSchema: { httpPart?: string }) =>
-        lazyValidator(() => {
-          // A JSON body says what types its values have: `"priority": "5"` or `"roles": "user"` is refused,
-          // not read as 5 or ["user"]. The query string, path and headers are text, so those are converted.
-          if (routeSchema.httpPart === 'body') {
-            strict ??= defaultValidatorBuilder()(externalSchemas, withoutCoercion(ajvOptions));
-            return strict(routeSchema) as Validate;
-          }
-          coercing ??= defaultValidatorBuilder()(externalSchemas, ajvOptions);
-          return coercing(routeSchema) as Validate;
-        });
-    }) as never,
-    buildSerializer: ((externalSchemas: unknown, serializerOptions: unknown) => {
-      let compile: Compile | undefined;
-      return (routeSchema: unknown) => {
-        let serialize: ((data: unknown) => string) | undefined;
-        return (data: unknown) => {
-          compile ??= defaultSerializerBuilder()(externalSchemas, serializerOptions);
-          serialize ??= compile(routeSchema) as (data: unknown) => string;
-          return serialize(data);
+export function lazySchemaCompilers(
+  options: SchemaCompilerOptions = {},
+): NonNullable<FastifyServerOptions['schemaController']> {
+  const dir = options.precompiledDir ?? PRECOMPILED_SCHEMAS_DIR;
+  const ranCompile = (kind: 'validator' | 'serializer', routeSchema: RouteSchema) =>
+    options.onRuntimeCompile?.({ kind, method: routeSchema.method, url: routeSchema.url });
+  return {
+    compilersFactory: {
+      buildValidator: ((externalSchemas: unknown, ajvOptions: AjvOptions) => {
+        let coercing: Compile | undefined;
+        let strict: Compile | undefined;
+        return (routeSchema: RouteSchema) =>
+          lazyValidator(() => {
+            // A JSON body says what types its values have: `"priority": "5"` or `"roles": "user"` is refused,
+            // not read as 5 or ["user"]. The query string, path and headers are text, so those are converted.
+            const body = routeSchema.httpPart === 'body';
+            const partOptions = body ? withoutCoercion(ajvOptions) : ajvOptions;
+            const precompiled = loadPrecompiled<Validate>(
+              dir,
+              validatorKey(routeSchema, externalSchemas, partOptions),
+            );
+            if (precompiled) return precompiled;
+            ranCompile('validator', routeSchema);
+            if (body) {
+              strict ??= defaultValidatorBuilder()(externalSchemas, partOptions);
+              return strict(routeSchema) as Validate;
+            }
+            coercing ??= defaultValidatorBuilder()(externalSchemas, partOptions);
+            return coercing(routeSchema) as Validate;
+          });
+      }) as never,
+      buildSerializer: ((externalSchemas: unknown, serializerOptions: unknown) => {
+        let compile: Compile | undefined;
+        return (routeSchema: RouteSchema) => {
+          let serialize: ((data: unknown) => string) | undefined;
+          const build = () => {
+            const key = serializerKey(routeSchema, externalSchemas, serializerOptions);
+            const precompiled = loadPrecompiled<(data: unknown) => string>(dir, key);
+            if (precompiled) return precompiled;
+            ranCompile('serializer', routeSchema);
+            compile ??= defaultSerializerBuilder()(externalSchemas, serializerOptions);
+            return compile(routeSchema) as (data: unknown) => string;
+          };
+          return (data: unknown) => {
+            serialize ??= build();
+            return serialize(data);
+          };
         };
-      };
-    }) as never,
-  },
-};
+      }) as never,
+    },
+  };
+}
 
-const withoutCoercion = (options: AjvOptions): AjvOptions => ({
+export const withoutCoercion = (options: AjvOptions): AjvOptions => ({
   ...options,
   customOptions: { ...options.customOptions, coerceTypes: false },
 });

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { ConfigTree } from '../../src/config/config-tree.js';
 import { mergeTrees } from '../../src/config/config-tree.js';
 import { loadBootConfig } from '../../src/config/load-config.js';
-import { createPlatform, type Platform } from '../../src/server.js';
+import { lazySchemaCompilers } from '../../src/http/lazy-schema-compilers.js';
+import { createPlatform, type Platform, type PlatformOptions } from '../../src/server.js';
 import { backend, databaseUrl, PG_ADMIN_URL, REDIS_URL } from './backends.js';
 import { type OpenApiDocument, ResponseContractError, ResponseValidator } from './response-validator.js';
 
@@ -51,6 +52,16 @@ const TEST_DEFAULTS: ConfigTree = {
   webhooks: { allow_private_targets: true },
 };
 
+/**
+ * The route schemas' compilers of a test platform: PLATFORM_TEST_PRECOMPILED_SCHEMAS=dist/platform/precompiled-schemas
+ * runs the tests on the build's precompiled validators and serializers (as the bundle has them) instead of
+ * compiling each schema from the sources.
+ */
+function testSchemaCompilers(): PlatformOptions['schemaController'] {
+  const dir = process.env['PLATFORM_TEST_PRECOMPILED_SCHEMAS'];
+  return dir ? lazySchemaCompilers({ precompiledDir: resolve(dir) }) : undefined;
+}
+
 /** Isolated storage for one test platform: a temporary SQLite folder, or a new PostgreSQL database + Redis prefix. */
 export async function provisionStorage(): Promise<{ tree: ConfigTree; cleanup: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'platform-test-'));
@@ -88,7 +99,12 @@ export async function provisionStorage(): Promise<{ tree: ConfigTree; cleanup: (
 
 export async function startPlatform(
   overrides: ConfigTree = {},
-  options: { storage?: ConfigTree; env?: NodeJS.ProcessEnv; logStream?: { write(line: string): void } } = {},
+  options: {
+    storage?: ConfigTree;
+    env?: NodeJS.ProcessEnv;
+    logStream?: { write(line: string): void };
+    schemaController?: PlatformOptions['schemaController'];
+  } = {},
 ): Promise<TestPlatform> {
   const provisioned = options.storage
     ? { tree: options.storage, cleanup: async () => {} }
@@ -104,6 +120,7 @@ export async function startPlatform(
       boot,
       print: () => {},
       ...(options.logStream ? { logStream: options.logStream } : {}),
+      schemaController: options.schemaController ?? testSchemaCompilers(),
     });
   } catch (err) {
     await provisioned.cleanup();
