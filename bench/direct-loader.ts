@@ -7,7 +7,7 @@
  * Only the request facts in `metadata` differ (request id, user agent `bench-direct-loader`, address
  * 127.0.0.1), and processing_time_ms is the writer's own (from the draft to its write).
  *
- *   node --import tsx bench/direct-loader.ts <sqlite file | postgres url> <count>
+ *   node --import tsx bench/direct-loader.ts <sqlite file | postgres url> <count> [spread days]
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -34,6 +34,11 @@ export async function loadDirect(
   from: number,
   count: number,
   progress: (loaded: number) => void = () => {},
+  /**
+   * With a number of days: the events' timestamps are spread evenly over that many days before now, in the
+   * order written (as if emitted at a steady rate over that time), instead of the time of their write.
+   */
+  spreadDays?: number,
 ): Promise<number> {
   const admin = await database.db
     .selectFrom('users')
@@ -42,6 +47,10 @@ export async function loadDirect(
     .executeTakeFirstOrThrow();
   const writer = new EventWriter(database.db, database.dialect, async () => {});
   const started = performance.now();
+  const spreadMs = (spreadDays ?? 0) * 86_400_000;
+  const firstMs = Date.now() - spreadMs;
+  const timestamp = (i: number) =>
+    spreadMs > 0 ? new Date(firstMs + Math.floor((i * spreadMs) / count)).toISOString() : nowIso();
   for (let done = 0; done < count; ) {
     const n = Math.min(WINDOW, count - done);
     const writes = [];
@@ -57,7 +66,7 @@ export async function loadDirect(
             security_level: 'internal',
             emitter_id: admin.id,
             event_id: newId('evt'),
-            timestamp: nowIso(),
+            timestamp: timestamp(done + k),
             status: 'emitted',
             data: JSON.stringify(body.data),
             data_encrypted: 0,
@@ -91,15 +100,23 @@ export async function loadDirect(
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [target, count] = process.argv.slice(2);
-  if (!target || !count) throw new Error('usage: direct-loader.ts <sqlite file | postgres url> <count>');
+  const [target, count, spread] = process.argv.slice(2);
+  if (!target || !count) {
+    throw new Error('usage: direct-loader.ts <sqlite file | postgres url> <count> [spread days]');
+  }
   const database = openBenchDatabase(target);
   let last = performance.now();
-  const rate = await loadDirect(database, 0, Number(count), (loaded) => {
-    if (performance.now() - last < 10_000) return;
-    last = performance.now();
-    process.stderr.write(`  ${loaded} events written\n`);
-  });
+  const rate = await loadDirect(
+    database,
+    0,
+    Number(count),
+    (loaded) => {
+      if (performance.now() - last < 10_000) return;
+      last = performance.now();
+      process.stderr.write(`  ${loaded} events written\n`);
+    },
+    spread === undefined ? undefined : Number(spread),
+  );
   await database.close();
   process.stdout.write(`${JSON.stringify({ rate })}\n`);
 }

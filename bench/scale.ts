@@ -18,6 +18,9 @@
  *
  *   npm run bench:scale -- --events 10000000 --backend sqlite --loader direct
  *
+ * `--spread-days 7` (with `--loader direct`) dates the events evenly over the 7 days before the load, as a store
+ * that grew at a steady rate would hold them, instead of the minutes the load takes.
+ *
  * `--loader direct` writes the events with the server stopped, through the platform's own EventWriter in a
  * child process (bench/direct-loader.ts: the same rows, roll-ups and sequence numbers as the emits), then
  * starts the server on that database: 10M events in minutes instead of ~50 min at ~3,500 emits/s.
@@ -50,6 +53,9 @@ const { values } = parseArgs({
     'load-only': { type: 'boolean', default: false },
     // `api` (POST /api/v1/events) or `direct` (the EventWriter with the server stopped: bench/direct-loader.ts).
     loader: { type: 'string', default: 'api' },
+    // With `--loader direct`: the events' timestamps spread over this many days before now (a store that grew
+    // at a steady rate), instead of the minutes the load takes.
+    'spread-days': { type: 'string' },
   },
 });
 const MEMORY_EVERY_S = Number(values.memory);
@@ -427,7 +433,12 @@ async function runBackend(backend: string): Promise<{ rows: Row[]; extra: string
       let rate = 0;
       await bench.restart(async () => {
         const target = env['PLATFORM__DATABASE__URL'] ?? `${bench.dataDir}/platform.db`;
-        const loader = await spawnJsonChild<{ rate: number }>('direct-loader.ts', [target, String(EVENTS)]);
+        const spread = values['spread-days'] === undefined ? [] : [values['spread-days']];
+        const loader = await spawnJsonChild<{ rate: number }>('direct-loader.ts', [
+          target,
+          String(EVENTS),
+          ...spread,
+        ]);
         if ((await loader.exited) !== 0) throw new Error('the direct loader failed');
         rate = loader.first.rate;
       });
