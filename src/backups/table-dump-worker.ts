@@ -6,7 +6,6 @@
  * its connection is closed before either.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { lowerThreadPriority } from '../kernel/background-niceness.js';
 import { readOwnSnapshot, type SnapshotSource } from './database-snapshot.js';
 import { dumpSnapshot, type SnapshotDump, type SnapshotWants } from './snapshot-dump.js';
 
@@ -45,8 +44,4 @@ async function run(data: DumpWorkerData) {
   }
 }
 
-if (parentPort) {
-  // The dump gives way to the server's thread when both want the same core.
-  lowerThreadPriority();
-  void run(workerData as DumpWorkerData);
-}
+if (parentPort) void run(workerData as DumpWorkerData);

@@ -1,6 +1,5 @@
 import { Worker } from 'node:worker_threads';
 import type { CompiledQuery, QueryResult } from 'kysely';
-import { BACKGROUND_NICENESS } from '../../kernel/background-niceness.js';
 import { SQLITE_DRIVER_PATH } from './better-sqlite3.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES } from './wal-checkpointer.js';
 
@@ -12,8 +11,6 @@ import { FALLBACK_AUTOCHECKPOINT_PAGES } from './wal-checkpointer.js';
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-// A purge's chunk gives way to the server's thread when both want the same core (as the reader threads do).
-try { require('node:os').setPriority(0, workerData.niceness); } catch {}
 const Database = require(workerData.module);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
@@ -114,12 +111,7 @@ export class SqliteBulkWriter {
       eval: true,
       // Plain CommonJS: none of the process's loaders (tsx in development) to load first.
       execArgv: [],
-      workerData: {
-        file: this.file,
-        module: SQLITE_DRIVER_PATH,
-        lowerFunctions: this.lowerFunctions,
-        niceness: BACKGROUND_NICENESS,
-      },
+      workerData: { file: this.file, module: SQLITE_DRIVER_PATH, lowerFunctions: this.lowerFunctions },
     });
     worker.unref();
     worker.on(

@@ -1,5 +1,4 @@
 import { Worker } from 'node:worker_threads';
-import { BACKGROUND_NICENESS } from '../../kernel/background-niceness.js';
 import { SQLITE_DRIVER_PATH } from './better-sqlite3.js';
 
 /**
@@ -42,6 +41,9 @@ parentPort.on('message', (m) => {
   }
 });
 `;
+
+/** How much lower than the server's thread a reader thread's CPU priority is (nice 10 of 19). */
+const READER_NICENESS = 10;
 
 export interface SqliteReaderPoolOptions {
   /** Threads, each with its own connection; reads beyond that wait for one (default 2: the machine's cores). */
@@ -131,7 +133,7 @@ export class SqliteReaderPool {
         file: this.file,
         module: this.module,
         lowerFunctions: this.options.lowerFunctions ?? [],
-        niceness: BACKGROUND_NICENESS,
+        niceness: READER_NICENESS,
       },
     });
     worker.unref();
