@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { PlatformConfig } from '../config/config-schema.js';
 import { bulkWrites } from '../storage/bulk-writes.js';
 import type { Database } from '../storage/database.js';
@@ -11,11 +11,11 @@ const HOUR_MS = 3_600_000;
 /** The one row of `event_rollup_compaction` (migration 0030). */
 const MARK = 'minutes';
 /**
- * Minute rows deleted per transaction. SQLite runs each on the server's thread: 100 rows by the primary key
- * take about a millisecond of its CPU (p99 7 ms on a loaded machine, docs/performance.md); PostgreSQL runs them
- * off the thread, so fewer round trips.
+ * Minute rows deleted per transaction. On a SQLite file each runs on the bulk writer's thread (`BulkWrites.batch`),
+ * not the server's, while the server's connection waits: 500 rows by the primary key take a few milliseconds.
+ * PostgreSQL runs them off the thread, so fewer round trips.
  */
-const BATCH = { sqlite: 100, postgres: 5000 } as const;
+const BATCH = { sqlite: 500, postgres: 5000 } as const;
 
 /**
  * The hour (`YYYY-MM-DDTHH`) from which every minute roll-up is kept; `undefined` while none was ever compacted
@@ -44,11 +44,13 @@ export interface CompactionRun {
  * is deleting it. The run moves the mark (`minutesKeptFrom`) forward to the hour `hours` before `now`, then
  * deletes the minute rows below the mark an earlier run wrote — never below its own — so a stats request that
  * read the mark before it moved finds every minute it counts on (the schedule's interval is the grace). The
- * deletes go in transactions of at most `BATCH` rows, in key order, with a turn of the event loop between them.
+ * deletes go in transactions of at most `BATCH` rows, in key order, with a turn of the event loop between them;
+ * on a SQLite file on the bulk writer's thread (a store restored or loaded with days of minutes has hundreds of
+ * thousands to delete at the first run).
  * Several instances may run it at once: the mark only moves forward and a deletion of deleted rows does nothing.
  */
 export async function compactMinuteRollups(
-  database: Pick<Database, 'db' | 'dialect' | 'unsyncedTransaction' | 'syncWal'>,
+  database: Pick<Database, 'db' | 'dialect' | 'unsyncedTransaction' | 'syncWal' | 'bulkBatch'>,
   hours: number,
   now: number,
   signal?: AbortSignal,
@@ -74,7 +76,10 @@ export async function compactMinuteRollups(
   let deleted = 0;
   for (;;) {
     if (signal?.aborted) break;
-    const n = await retryOnConflict(() => writes.transaction((trx) => deleteMinutes(trx, before, limit)));
+    const n = await retryOnConflict(async () => {
+      const [result] = await writes.batch([deleteMinutes(db, before, limit)]);
+      return Number(result?.numAffectedRows ?? 0);
+    });
     deleted += n;
     if (n < limit) break;
     await new Promise((resolve) => setImmediate(resolve));
@@ -83,9 +88,9 @@ export async function compactMinuteRollups(
   return { deleted, minutesFrom: (await minutesKeptFrom(db)) ?? target };
 }
 
-/** Up to `limit` minute rows of hours before `hour`, the first in key order. */
-async function deleteMinutes(trx: Transaction<Tables>, hour: string, limit: number): Promise<number> {
-  const result = await trx
+/** The deletion of up to `limit` minute rows of hours before `hour`, the first in key order. */
+function deleteMinutes(db: Kysely<Tables>, hour: string, limit: number) {
+  return db
     .deleteFrom('event_rollups')
     .where('span', '=', 'm')
     .where((eb) =>
@@ -105,9 +110,7 @@ async function deleteMinutes(trx: Transaction<Tables>, hour: string, limit: numb
           .limit(limit)
           .$asTuple('bucket', 'event_type', 'source', 'security_level', 'emitter_key'),
       ),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+    );
 }
 
 /**
@@ -117,7 +120,7 @@ async function deleteMinutes(trx: Transaction<Tables>, hour: string, limit: numb
  */
 export function scheduleRollupCompaction(deps: {
   scheduler: Scheduler;
-  database: Pick<Database, 'db' | 'dialect' | 'unsyncedTransaction' | 'syncWal'>;
+  database: Pick<Database, 'db' | 'dialect' | 'unsyncedTransaction' | 'syncWal' | 'bulkBatch'>;
   cfg: () => PlatformConfig;
   reportError: (err: unknown) => void;
 }): void {
