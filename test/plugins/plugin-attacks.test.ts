@@ -165,7 +165,9 @@ describe('plugin attacks: what a plugin or its package may not reach', () => {
     expect(own.data.data).toEqual({ note: 'mine', manifest: 'snoop' });
   });
 
-  it("sends notifier's posts through the guarded connector: private targets refused unless allowed, no redirects, its URL masked", async () => {
+  it("sends notifier's posts through the guarded connector: private targets refused unless allowed, no redirects, its URL masked", {
+    timeout: 60_000,
+  }, async () => {
     expect((await install('audit-forwarder')).statusCode).toBe(201);
     const res = await install('notifier', { url: `${base}/hook`, patterns: ['ssrf.*'], timeout_ms: 2000 });
     expect(res.statusCode, res.body).toBe(201);
@@ -226,7 +228,8 @@ describe('plugin attacks: what a plugin or its package may not reach', () => {
     });
     expect(bounce.statusCode, bounce.body).toBe(200);
     await emit('ssrf.redirected');
-    expect(await eventually(async () => (await logs()).some((m) => m.includes('answered 307')), 10_000)).toBe(
+    // The 307 may be met first by a retry of the delivery that failed above (its backoff under load can pass 10 s).
+    expect(await eventually(async () => (await logs()).some((m) => m.includes('answered 307')), 30_000)).toBe(
       true,
     );
     expect(received.some((r) => r.path === '/bounce')).toBe(true);
