@@ -1,10 +1,6 @@
-import type { Transaction } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteExpiredIdempotencyKeys } from '../../src/http/idempotency-keys-cleanup.js';
-import type { Database } from '../../src/storage/database.js';
 import { KyselyIdempotencyStore } from '../../src/storage/idempotency-store.js';
-import type { Tables } from '../../src/storage/tables.js';
-import { backend } from '../helpers/backends.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 import { startSmtpSink } from '../mail/smtp-sink.js';
 
@@ -49,36 +45,6 @@ describe('Idempotency-Key on creating routes', { timeout: 60_000 }, () => {
     expect(again.body).toBe(first.body);
     expect(await stored('order.created')).toEqual([{ id: first.data.data.event.event_id }]);
   });
-
-  it.skipIf(backend !== 'sqlite')(
-    "on SQLite commits the key's claim and answer without a sync of their own",
-    async () => {
-      const database = t.platform.context.database;
-      const level = database.synchronous!;
-      // The key's commits: made through an unsynced transaction, the connection back at FULL after each.
-      const commits: string[] = [];
-      const { unsyncedTransaction } = database;
-      database.unsyncedTransaction = async <T>(work: (trx: Transaction<Tables>) => Promise<T>) => {
-        const ours = /idempotency-store/.test(new Error().stack ?? '');
-        const result = await unsyncedTransaction!.call<Database, [typeof work], Promise<T>>(database, work);
-        if (ours) commits.push(`unsynced, then ${level()}`);
-        return result;
-      };
-      try {
-        const body = { event_type: 'order.synced', source: 'shop', data: { order_id: 9 } };
-        const first = await emit(ann.access, 'order-synced', body);
-        expect(first.statusCode).toBe(201);
-        // The claim, then the answer.
-        expect(commits).toEqual(['unsynced, then full', 'unsynced, then full']);
-        expect(await stored('order.synced')).toHaveLength(1);
-        const again = await emit(ann.access, 'order-synced', body);
-        expect(again.headers['idempotent-replayed']).toBe('true');
-        expect(again.body).toBe(first.body);
-      } finally {
-        database.unsyncedTransaction = unsyncedTransaction;
-      }
-    },
-  );
 
   it('compares bodies by content, not by the order of their keys', async () => {
     const first = await emit(ann.access, 'order-2', {
