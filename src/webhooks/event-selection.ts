@@ -237,6 +237,8 @@ export class EventSelection {
       // A delivery's result being written for the same events can deadlock with it (PostgreSQL aborts one):
       // the chunk is run again, as a whole.
       const { count, leased } = await retryOnConflict(async () => {
+        // `reads` only builds the statements (the same SQL dialect); `writes.batch` runs them, on SQLite on the
+        // bulk writer's thread.
         const q = this.reads;
         const statements: Compilable[] = [
           q.deleteFrom('delivery_attempts').where('event_id', 'in', chunk),
