@@ -93,14 +93,7 @@ export class PlatformEvents {
     data: Record<string, unknown>,
     context: AnnounceContext = {},
   ): void {
-    this.emit('platform.event', {
-      type,
-      source,
-      data,
-      actor: context.actor,
-      requestId: context.origin?.requestId ?? context.requestId,
-      origin: context.origin,
-    });
+    this.announceWith(type, source, data, context, undefined);
   }
 
   /**
@@ -115,6 +108,17 @@ export class PlatformEvents {
     context: AnnounceContext = {},
   ): Promise<void> {
     const stored: Promise<void>[] = [];
+    this.announceWith(type, source, data, context, (p) => stored.push(p));
+    await Promise.all(stored);
+  }
+
+  private announceWith(
+    type: string,
+    source: 'system' | 'auth' | `plugin:${string}`,
+    data: Record<string, unknown>,
+    context: AnnounceContext,
+    onStored: ((stored: Promise<void>) => void) | undefined,
+  ): void {
     this.emit('platform.event', {
       type,
       source,
@@ -122,8 +126,7 @@ export class PlatformEvents {
       actor: context.actor,
       requestId: context.origin?.requestId ?? context.requestId,
       origin: context.origin,
-      onStored: (p) => stored.push(p),
+      ...(onStored ? { onStored } : {}),
     });
-    await Promise.all(stored);
   }
 }
