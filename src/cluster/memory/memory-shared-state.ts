@@ -38,7 +38,8 @@ export function createMemorySharedState(): SharedState {
     async hit(key, windowSeconds) {
       const now = Date.now();
       const resetAt = fixedWindowEnd(windowSeconds, now);
-      const id = `${key}:${resetAt}`;
+      // The window's length is part of the key: a day's window and a half-day's end together every midnight.
+      const id = `${key}:${windowSeconds}:${resetAt}`;
       const current = counters.get(id) ?? { count: 0, resetAt };
       current.count += 1;
       counters.set(id, current);
@@ -49,7 +50,7 @@ export function createMemorySharedState(): SharedState {
     },
     async peek(key, windowSeconds) {
       const resetAt = fixedWindowEnd(windowSeconds);
-      return { count: counters.get(`${key}:${resetAt}`)?.count ?? 0, resetAt };
+      return { count: counters.get(`${key}:${windowSeconds}:${resetAt}`)?.count ?? 0, resetAt };
     },
     async increment(key, ttlSeconds) {
       const now = Date.now();

@@ -127,7 +127,8 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
       if (stalled)
         throw Object.assign(new Error('Redis has not answered an earlier count yet'), { code: 'ETIMEDOUT' });
       const resetAt = fixedWindowEnd(windowSeconds);
-      const answer = command.eval(HIT_SCRIPT, 1, key(`rl:${name}:${resetAt}`), resetAt);
+      // The window's length is part of the key: a day's window and a half-day's end together every midnight.
+      const answer = command.eval(HIT_SCRIPT, 1, key(`rl:${name}:${windowSeconds}:${resetAt}`), resetAt);
       const count = Number(
         await withDeadline(answer, HIT_TIMEOUT_MS, 'Redis', (late) => {
           const waiting: Promise<unknown> = late
@@ -148,7 +149,7 @@ export function createRedisSharedState(url: string, prefix: string): SharedState
     async peek(name, windowSeconds) {
       if (command.status !== 'ready' || stalled) throw unavailable();
       const resetAt = fixedWindowEnd(windowSeconds);
-      const answer = command.eval(PEEK_SCRIPT, 1, key(`rl:${name}:${resetAt}`));
+      const answer = command.eval(PEEK_SCRIPT, 1, key(`rl:${name}:${windowSeconds}:${resetAt}`));
       return { count: Number((await withDeadline(answer, HIT_TIMEOUT_MS, 'Redis')) ?? 0), resetAt };
     },
     // Counters are not on a request's path (a plugin's failures): queued while ioredis connects, bounded in time.
