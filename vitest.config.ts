@@ -53,6 +53,8 @@ const projects = [
         'test/backups/backup-import-full-database.test.ts',
         // An Idempotency-Key's unsynced commits: SQLite's kind of commit, which PostgreSQL does not have.
         'test/http/idempotency-unsynced.test.ts',
+        // Which thread writes an emit's batch: SQLite's writer thread; PostgreSQL's writes are the server's.
+        'test/storage/event-writes-thread.test.ts',
         // SQLite's query plans (PostgreSQL takes the primary key for an id list).
         'test/webhooks/delivery-status-plan.test.ts',
       ],

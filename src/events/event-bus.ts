@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { SharedState } from '../cluster/shared-state.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
-import type { Dialect } from '../storage/database.js';
+import type { Database, Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
 import type { EventsTable } from './event-tables.js';
 import { type EventDraft, EventWriter } from './event-writer.js';
@@ -45,8 +45,14 @@ export class EventBus implements PlatformService {
     dialect: Dialect,
     private readonly shared: SharedState,
     private readonly log: { warn: (obj: object, msg: string) => void },
+    durableBatch?: Database['durableBatch'],
   ) {
-    this.writer = new EventWriter(db, dialect, (rows, outboxRows) => this.committed(rows, outboxRows));
+    this.writer = new EventWriter(
+      db,
+      dialect,
+      (rows, outboxRows) => this.committed(rows, outboxRows),
+      durableBatch,
+    );
   }
 
   /** Writes an event; resolves with the stored row once its transaction has committed. */

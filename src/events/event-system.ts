@@ -53,7 +53,7 @@ export async function registerEventSystem(ctx: PlatformContext): Promise<EventSy
     app.log.warn({ err }, 'could not reload subscriptions'),
   );
   const storeService = new EventStoreService(store);
-  const bus = new EventBus(db, database.dialect, shared, app.log);
+  const bus = new EventBus(db, database.dialect, shared, app.log, database.durableBatch?.bind(database));
   bus.onCommitted((rows) => storeService.committed(Number(rows[rows.length - 1]?.sequence ?? 0)));
   const hub = new StreamHub(bus, store, cipher, cfg, shared, app.log);
   const typeStore = new EventTypeStore(db);

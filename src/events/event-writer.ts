@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import { extend } from '../kernel/extend.js';
 import { newId } from '../kernel/new-id.js';
-import type { Dialect } from '../storage/database.js';
+import type { Database, Dialect } from '../storage/database.js';
 import { preparedSql, runSql } from '../storage/dialect-sql.js';
 import { isForeignKeyViolation } from '../storage/foreign-key-violation.js';
-import { insertRows } from '../storage/insert-rows.js';
+import { insertRows, sqliteInserts } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
 import { type EventsTable, INSERT_COLUMNS } from './event-tables.js';
 import { existingSubscriptionIds } from './subscription-store.js';
@@ -63,6 +63,11 @@ export class EventWriter {
      * either order (consumers order events by sequence: the stream hub holds an early one until its gap fills).
      */
     private readonly afterCommit: (rows: EventsTable[], outboxRows: number) => Promise<void>,
+    /**
+     * SQLite on a file: where a batch's statements run (Database.durableBatch), on the writer thread, so that
+     * its commit's wait for the disk does not hold the server's thread. Without it they run on `db`.
+     */
+    private readonly durableBatch?: Database['durableBatch'],
   ) {
     this.maxLanes = dialect === 'postgres' ? 2 : 1;
   }
@@ -209,6 +214,7 @@ export class EventWriter {
       for (const [i, row] of rows.entries()) row.sequence = base + i + 1;
       return rows;
     }
+    if (this.durableBatch) return this.writeOnWriterThread(rows, stored, outbox, this.durableBatch);
     return this.db.transaction().execute(async (trx) => {
       const { rows: taken } = await runSql<{ last: number }>(trx, SQLITE_TAKE_NUMBERS, [rows.length]);
       const base = Number(taken[0]!.last) - rows.length;
@@ -222,7 +228,40 @@ export class EventWriter {
       return rows;
     });
   }
+
+  /**
+   * SQLite's batch as one set of statements for the writer thread: the numbers taken, then the events and
+   * their outbox rows, each row's sequence computed in SQL from the counter row the first statement updated
+   * (`last` less the row's distance from the batch's end), so nothing waits for a result between statements.
+   */
+  private async writeOnWriterThread(
+    rows: EventsTable[],
+    stored: EventsTable[],
+    outbox: { sequence: number }[],
+    run: NonNullable<Database['durableBatch']>,
+  ): Promise<EventsTable[]> {
+    const n = rows.length;
+    // Until the batch is written, a row's `sequence` holds its distance from the batch's end.
+    for (const [i, row] of stored.entries()) row.sequence = n - 1 - i;
+    for (const o of outbox) o.sequence = n - o.sequence;
+    const results = await run([
+      CompiledQuery.raw(SQLITE_TAKE_NUMBERS, [n]),
+      ...sqliteInserts('events', INSERT_COLUMNS.events, stored, { sequence: NUMBER_FROM_END }),
+      ...sqliteInserts('event_outbox', INSERT_COLUMNS.event_outbox, outbox as never, {
+        sequence: NUMBER_FROM_END,
+      }),
+    ]);
+    const base = Number((results[0]!.rows[0] as { last: number }).last) - n;
+    for (const [i, row] of rows.entries()) {
+      row.sequence = base + i + 1;
+      stored[i]!.sequence = row.sequence;
+    }
+    return rows;
+  }
 }
+
+/** A row's sequence in a batch on the writer thread: the counter as the batch left it, less the parameter. */
+const NUMBER_FROM_END = '((select "last" from "event_sequence" where "id" = 1) - ?)';
 
 // The numbers of a batch are taken from the `event_sequence` row (migration 0012), or past the largest stored
 // sequence if that is further on (a database restored from an archive whose counter is behind).

@@ -57,6 +57,13 @@ export interface Database {
    * (`bulkWrites().batch`), whose writes are scattered over the store. Absent elsewhere.
    */
   bulkBatch?(batch: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]>;
+  /**
+   * SQLite on a file: runs `batch` in one transaction on the same writer thread, committed as the database
+   * commits (synced with `sqlite_synchronous = full`), while the server's connection is held idle; resolves to
+   * each statement's result once durable. For the emits' event batches: the commit's wait for the disk (2–80 ms
+   * on a shared disk) is the writer thread's, and the server's thread serves meanwhile. Absent elsewhere.
+   */
+  durableBatch?(batch: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]>;
   /** SQLite: how commits reach the disk, as the connection reports it (`pragma synchronous`). */
   synchronous?(): 'off' | 'normal' | 'full' | 'extra' | undefined;
   close(): Promise<void>;

@@ -26,17 +26,7 @@ export async function insertRows<T extends keyof Tables & string>(
 ): Promise<void> {
   if (rows.length === 0) return;
   if (dialect === 'sqlite') {
-    for (let i = 0; i < rows.length; ) {
-      let size = SQLITE_CHUNK;
-      while (size > rows.length - i) size >>= 1;
-      const values: unknown[] = [];
-      for (let r = i; r < i + size; r++) {
-        const row = rows[r] as Record<string, unknown>;
-        for (const c of columns) values.push(row[c] ?? null);
-      }
-      await executor.executeQuery(CompiledQuery.raw(sqliteInsert(table, columns, size), values));
-      i += size;
-    }
+    for (const query of sqliteInserts(table, columns, rows)) await executor.executeQuery(query);
     return;
   }
   for (let i = 0; i < rows.length; i += CHUNK) {
@@ -47,11 +37,43 @@ export async function insertRows<T extends keyof Tables & string>(
   }
 }
 
-function sqliteInsert(table: string, columns: readonly string[], size: number): string {
-  const key = `${table}(${columns.join(',')})${size}`;
+/**
+ * SQLite: the statements `insertRows` runs, compiled, for a caller that runs them elsewhere (the writer thread:
+ * Database.durableBatch). `placeholders` gives a column an SQL expression of its one parameter instead of `?`
+ * (the event writer computes each row's sequence from the counter row updated earlier in the same batch).
+ */
+export function sqliteInserts<T extends keyof Tables & string>(
+  table: T,
+  columns: readonly (keyof Tables[T] & string)[],
+  rows: readonly Insertable<Tables[T]>[],
+  placeholders: Partial<Record<keyof Tables[T] & string, string>> = {},
+): CompiledQuery[] {
+  const queries: CompiledQuery[] = [];
+  for (let i = 0; i < rows.length; ) {
+    let size = SQLITE_CHUNK;
+    while (size > rows.length - i) size >>= 1;
+    const values: unknown[] = [];
+    for (let r = i; r < i + size; r++) {
+      const row = rows[r] as Record<string, unknown>;
+      for (const c of columns) values.push(row[c] ?? null);
+    }
+    queries.push(CompiledQuery.raw(sqliteInsert(table, columns, size, placeholders), values));
+    i += size;
+  }
+  return queries;
+}
+
+function sqliteInsert(
+  table: string,
+  columns: readonly string[],
+  size: number,
+  placeholders: Partial<Record<string, string>>,
+): string {
+  const marks = columns.map((c) => placeholders[c] ?? '?');
+  const key = `${table}(${columns.join(',')})${size}:${marks.join(',')}`;
   let text = texts.get(key);
   if (text === undefined) {
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    const tuple = `(${marks.join(', ')})`;
     text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array(size).fill(tuple).join(', ')}`;
     texts.set(key, text);
   }

@@ -10,7 +10,13 @@ describe('a database that cannot grow', { timeout: 30_000 }, () => {
   let admin: string;
   const lines: string[] = [];
   const db = () => t.platform.context.database.db;
-  const setMaxPages = (pages: number) => sql.raw(`pragma max_page_count = ${pages}`).execute(db());
+  // On every connection that writes: the server's, and the writer thread's that commits the emits' batches.
+  const setMaxPages = async (pages: number) => {
+    const database = t.platform.context.database;
+    const pragma = sql.raw(`pragma max_page_count = ${pages}`);
+    await pragma.execute(db());
+    await database.durableBatch?.([pragma.compile(db())]);
+  };
 
   beforeAll(async () => {
     t = await startPlatform(

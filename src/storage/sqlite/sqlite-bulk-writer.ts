@@ -4,16 +4,19 @@ import { SQLITE_DRIVER_PATH } from './better-sqlite3.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES } from './wal-checkpointer.js';
 
 /**
- * The bulk writer's thread: a connection of its own to the database file that runs a batch of statements in
- * one transaction, committed without a sync (the job syncs the WAL afterwards, off every thread that serves:
- * `Database.syncWal`), and posts back each statement's rows and changed-row count. CommonJS run with `eval`,
- * like the reader threads, so it needs no file of its own in the bundle.
+ * The writer thread: a connection of its own to the database file that runs a batch of statements in one
+ * transaction and posts back each statement's rows and changed-row count. A batch is committed synced
+ * (`synchronous = FULL`: an emit's events, answered once durable) or not (a bulk job's chunk, whose job syncs
+ * the WAL afterwards off every thread that serves: `Database.syncWal`); either way the commit, and its wait for
+ * the disk, are this thread's. CommonJS run with `eval`, like the reader threads, so it needs no file of its
+ * own in the bundle.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.file, { fileMustExist: true });
 db.pragma('busy_timeout = 5000');
+let synced = false;
 db.pragma('synchronous = NORMAL');
 db.pragma('foreign_keys = ON');
 db.pragma('temp_store = MEMORY');
@@ -28,7 +31,7 @@ const prepared = (sql) => {
   if (!statement) {
     statement = db.prepare(sql);
     statements.set(sql, statement);
-    if (statements.size > 100) statements.delete(statements.keys().next().value);
+    if (statements.size > 200) statements.delete(statements.keys().next().value);
   }
   return statement;
 };
@@ -49,6 +52,10 @@ parentPort.on('message', (m) => {
     return;
   }
   try {
+    if (m.synced !== synced) {
+      db.pragma(m.synced ? 'synchronous = FULL' : 'synchronous = NORMAL');
+      synced = m.synced;
+    }
     parentPort.postMessage({ id: m.id, results: run(m.batch) });
   } catch (err) {
     parentPort.postMessage({ id: m.id, error: String(err && err.message), code: err && err.code });
@@ -62,11 +69,13 @@ interface Pending {
 }
 
 /**
- * Runs the chunks of bulk jobs (a purge's deletions) on a thread of its own. A chunk deleting events changes
+ * Runs batches of writes on a thread of its own: the emits' event batches (synced) and the chunks of bulk jobs
+ * (unsynced). An event batch's commit waits for the disk's sync: 2–80 ms on a shared disk, during which the
+ * server's thread, were it the one committing, would serve nothing. A chunk deleting events (a purge) changes
  * pages of every index of the events and of the roll-ups, scattered over the store: some 17 pages written to the
  * WAL per event. Run on the server's thread, those writes held it for the whole commit, and longer whenever the
  * kernel throttled a process writing that much (single `pwrite` calls of 20–90 ms were traced). The caller holds
- * the server's own connection idle while a batch runs (`Database.bulkBatch`), so the two never wait for each
+ * the server's own connection idle while a batch runs (`Database.bulkBatch`, `Database.durableBatch`), so the two never wait for each
  * other's lock; the server's other queries wait their turn without holding its thread. Started at the first
  * batch; keeps the process alive only while it has work.
  */
@@ -81,8 +90,11 @@ export class SqliteBulkWriter {
     private readonly lowerFunctions: readonly string[],
   ) {}
 
-  /** Runs `batch` in one transaction, committed unsynced; resolves to each statement's result. */
-  run(batch: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]> {
+  /**
+   * Runs `batch` in one transaction, its commit synced to disk when `synced`; resolves to each statement's
+   * result once committed.
+   */
+  run(batch: readonly CompiledQuery[], synced = false): Promise<QueryResult<unknown>[]> {
     if (this.closed) return Promise.reject(new Error('the database is closed'));
     this.worker ??= this.start();
     const worker = this.worker;
@@ -90,7 +102,7 @@ export class SqliteBulkWriter {
     return new Promise<QueryResult<unknown>[]>((resolve, reject) => {
       if (this.pending.size === 0) worker.ref();
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, batch: batch.map((q) => ({ sql: q.sql, parameters: q.parameters })) });
+      worker.postMessage({ id, synced, batch: batch.map((q) => ({ sql: q.sql, parameters: q.parameters })) });
     });
   }
 

@@ -74,7 +74,13 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
     ...(options.synchronous === 'normal' || sqlite.memory
       ? {}
       : { syncWal: () => syncWalFile(`${file}-wal`) }),
-    ...(bulk ? { bulkBatch: (batch) => db.connection().execute(() => bulk.run(batch)) } : {}),
+    ...(bulk
+      ? {
+          bulkBatch: (batch) => db.connection().execute(() => bulk.run(batch)),
+          durableBatch: (batch) =>
+            db.connection().execute(() => bulk.run(batch, options.synchronous !== 'normal')),
+        }
+      : {}),
     pool: () => ({ active: 0, idle: closed ? 0 : 1, total: closed ? 0 : 1, waiting: 0 }),
     async close() {
       if (closed) return;
