@@ -1,6 +1,5 @@
-import { Worker } from 'node:worker_threads';
 import type { CompiledQuery, QueryResult } from 'kysely';
-import { SQLITE_DRIVER_PATH } from './better-sqlite3.js';
+import { SqliteThread, sqliteThreadSource } from './sqlite-thread.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES } from './wal-checkpointer.js';
 
 /**
@@ -8,33 +7,20 @@ import { FALLBACK_AUTOCHECKPOINT_PAGES } from './wal-checkpointer.js';
  * transaction and posts back each statement's rows and changed-row count. A batch is committed synced
  * (`synchronous = FULL`: an emit's events, answered once durable) or not (a bulk job's chunk, whose job syncs
  * the WAL afterwards off every thread that serves: `Database.syncWal`); either way the commit, and its wait for
- * the disk, are this thread's. CommonJS run with `eval`, like the reader threads, so it needs no file of its
- * own in the bundle.
+ * the disk, are this thread's.
  */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.module);
-const db = new Database(workerData.file, { fileMustExist: true });
-db.pragma('busy_timeout = 5000');
+const WORKER_SOURCE = `${sqliteThreadSource(
+  [
+    'busy_timeout = 5000',
+    'synchronous = NORMAL',
+    'foreign_keys = ON',
+    'temp_store = MEMORY',
+    `cache_size = -${16 * 1024}`,
+    `wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`,
+  ],
+  200,
+)}
 let synced = false;
-db.pragma('synchronous = NORMAL');
-db.pragma('foreign_keys = ON');
-db.pragma('temp_store = MEMORY');
-db.pragma('cache_size = -${16 * 1024}');
-db.pragma('wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}');
-for (const name of workerData.lowerFunctions) {
-  db.function(name, { deterministic: true }, (v) => (typeof v === 'string' ? v.toLowerCase() : v));
-}
-const statements = new Map();
-const prepared = (sql) => {
-  let statement = statements.get(sql);
-  if (!statement) {
-    statement = db.prepare(sql);
-    statements.set(sql, statement);
-    if (statements.size > 200) statements.delete(statements.keys().next().value);
-  }
-  return statement;
-};
 const run = db.transaction((batch) =>
   batch.map((q) => {
     const statement = prepared(q.sql);
@@ -45,28 +31,14 @@ const run = db.transaction((batch) =>
     return { rows: [], changes: statement.run(q.parameters).changes };
   }),
 );
-parentPort.on('message', (m) => {
-  if (m === 'stop') {
-    db.close();
-    parentPort.close();
-    return;
+serve((m) => {
+  if (m.synced !== synced) {
+    db.pragma(m.synced ? 'synchronous = FULL' : 'synchronous = NORMAL');
+    synced = m.synced;
   }
-  try {
-    if (m.synced !== synced) {
-      db.pragma(m.synced ? 'synchronous = FULL' : 'synchronous = NORMAL');
-      synced = m.synced;
-    }
-    parentPort.postMessage({ id: m.id, results: run(m.batch) });
-  } catch (err) {
-    parentPort.postMessage({ id: m.id, error: String(err && err.message), code: err && err.code });
-  }
+  return { results: run(m.batch) };
 });
 `;
-
-interface Pending {
-  resolve(results: QueryResult<unknown>[]): void;
-  reject(err: Error): void;
-}
 
 /**
  * Runs batches of writes on a thread of its own: the emits' event batches (synced) and the chunks of bulk jobs
@@ -80,9 +52,7 @@ interface Pending {
  * batch; keeps the process alive only while it has work.
  */
 export class SqliteBulkWriter {
-  private worker: Worker | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  private thread: SqliteThread | undefined;
   private closed = false;
 
   constructor(
@@ -94,65 +64,27 @@ export class SqliteBulkWriter {
    * Runs `batch` in one transaction, its commit synced to disk when `synced`; resolves to each statement's
    * result once committed.
    */
-  run(batch: readonly CompiledQuery[], synced = false): Promise<QueryResult<unknown>[]> {
-    if (this.closed) return Promise.reject(new Error('the database is closed'));
-    this.worker ??= this.start();
-    const worker = this.worker;
-    const id = this.nextId++;
-    return new Promise<QueryResult<unknown>[]>((resolve, reject) => {
-      if (this.pending.size === 0) worker.ref();
-      this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, synced, batch: batch.map((q) => ({ sql: q.sql, parameters: q.parameters })) });
+  async run(batch: readonly CompiledQuery[], synced = false): Promise<QueryResult<unknown>[]> {
+    if (this.closed) throw new Error('the database is closed');
+    // The next batch after a thread stopped starts a new one.
+    this.thread ??= new SqliteThread(
+      WORKER_SOURCE,
+      { file: this.file, lowerFunctions: this.lowerFunctions },
+      (t) => {
+        if (this.thread === t) this.thread = undefined;
+      },
+    );
+    const answer = await this.thread.request({
+      synced,
+      batch: batch.map((q) => ({ sql: q.sql, parameters: q.parameters })),
     });
+    const results = (answer['results'] as { rows: unknown[]; changes: number }[] | undefined) ?? [];
+    return results.map((r) => ({ rows: r.rows, numAffectedRows: BigInt(r.changes) }));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const worker = this.worker;
-    if (!worker) return;
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    const timer = setTimeout(() => void worker.terminate(), 2000);
-    worker.postMessage('stop');
-    await exited;
-    clearTimeout(timer);
-  }
-
-  private start(): Worker {
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      // Plain CommonJS: none of the process's loaders (tsx in development) to load first.
-      execArgv: [],
-      workerData: { file: this.file, module: SQLITE_DRIVER_PATH, lowerFunctions: this.lowerFunctions },
-    });
-    worker.unref();
-    worker.on(
-      'message',
-      (m: {
-        id: number;
-        results?: { rows: unknown[]; changes: number }[];
-        error?: string;
-        code?: string;
-      }) => {
-        const waiting = this.pending.get(m.id);
-        if (!waiting) return;
-        this.pending.delete(m.id);
-        if (this.pending.size === 0) worker.unref();
-        if (m.error !== undefined) {
-          waiting.reject(Object.assign(new Error(m.error), m.code ? { code: m.code } : {}));
-          return;
-        }
-        waiting.resolve((m.results ?? []).map((r) => ({ rows: r.rows, numAffectedRows: BigInt(r.changes) })));
-      },
-    );
-    const fail = (err: Error) => {
-      // The next batch starts a new thread.
-      if (this.worker === worker) this.worker = undefined;
-      for (const waiting of this.pending.values()) waiting.reject(err);
-      this.pending.clear();
-    };
-    worker.on('error', fail);
-    worker.once('exit', () => fail(new Error('the bulk writer thread stopped')));
-    return worker;
+    await this.thread?.stop();
   }
 }
