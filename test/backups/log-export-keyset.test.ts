@@ -1,12 +1,12 @@
 import { join, resolve } from 'node:path';
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogStore } from '../../src/logs/create-log-store.js';
 import type { KyselyLogStore } from '../../src/logs/kysely-log-store.js';
 import type { LogStoreService } from '../../src/logs/log-store-service.js';
 import type { LogEntriesTable } from '../../src/logs/log-tables.js';
 import { SqliteDriver } from '../../src/storage/sqlite/better-sqlite3.js';
-import type { Tables } from '../../src/storage/tables.js';
+import { planOf } from '../helpers/query-plan.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 import { backupWritten, readArchive } from './backup-fixtures.js';
 
@@ -85,7 +85,11 @@ describe("the backup's export of the log store", { timeout: 120_000 }, () => {
       .exportPageQuery({ until: new Date().toISOString(), after: deep, limit: 1000 })
       .compile();
     expect(query.sql).not.toMatch(/offset/i);
-    const plan = (await planOf(query)).join('\n');
+    const plan = (
+      await planOf(t.platform.context.database, query, {
+        sqliteFile: resolve(join(t.platform.context.cfg().storage.data_dir, 'logs.db')),
+      })
+    ).join('\n');
     if (t.platform.context.database.dialect === 'sqlite') {
       expect(plan).toMatch(/SEARCH log_entries USING INDEX log_entries_timestamp \(timestamp<\?\)/);
       // Only the ties of one timestamp are sorted, as they come: never the whole range.
@@ -132,33 +136,5 @@ describe("the backup's export of the log store", { timeout: 120_000 }, () => {
         'bulk', 'bulk ' || i, '{}'
       from generate_series(1, ${count}::int) as i`.execute(database.db);
     await sql`analyze log_entries`.execute(database.db);
-  }
-
-  /** SQLite's EXPLAIN QUERY PLAN of the log file; PostgreSQL's EXPLAIN with sequential scans turned off. */
-  async function planOf(query: CompiledQuery): Promise<string[]> {
-    const { database } = t.platform.context;
-    if (database.dialect === 'sqlite') {
-      const file = resolve(join(t.platform.context.cfg().storage.data_dir, 'logs.db'));
-      const db = new SqliteDriver(file, { readonly: true });
-      try {
-        return (
-          db.prepare(`explain query plan ${query.sql}`).all(...query.parameters) as { detail: string }[]
-        ).map((r) => r.detail);
-      } finally {
-        db.close();
-      }
-    }
-    const db: Kysely<Tables> = database.db;
-    return db.connection().execute(async (c) => {
-      await sql`set enable_seqscan = off`.execute(c);
-      try {
-        const plan = await c.executeQuery<{ 'QUERY PLAN': string }>(
-          CompiledQuery.raw(`explain ${query.sql}`, [...query.parameters]),
-        );
-        return plan.rows.map((r) => r['QUERY PLAN']);
-      } finally {
-        await sql`reset enable_seqscan`.execute(c);
-      }
-    });
   }
 });

@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { permissionsOf } from '../../src/auth/roles.js';
 import { SKIP_FROM } from '../../src/events/deep-page-skip.js';
@@ -7,6 +7,7 @@ import { type EventQuery, EventStore, TOTAL_LOOKAHEAD } from '../../src/events/e
 import { compactMinuteRollups } from '../../src/events/rollup-compaction.js';
 import type { Database } from '../../src/storage/database.js';
 import type { Tables } from '../../src/storage/tables.js';
+import { planOf } from '../helpers/query-plan.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
 /**
@@ -258,15 +259,6 @@ describe('deep pages skipped to by the roll-ups', { timeout: 300_000 }, () => {
     expect(ranged.length, planned.join('\n')).toBeGreaterThanOrEqual(3);
   });
 });
-
-/** The plan of a statement: SQLite's EXPLAIN QUERY PLAN details, PostgreSQL's EXPLAIN. */
-async function planOf(database: Database, query: CompiledQuery): Promise<string[]> {
-  const prefix = database.dialect === 'sqlite' ? 'explain query plan' : 'explain';
-  const plan = await database.db.executeQuery<Record<string, string>>(
-    CompiledQuery.raw(`${prefix} ${query.sql}`, [...query.parameters]),
-  );
-  return plan.rows.map((r) => r.detail ?? r['QUERY PLAN'] ?? '');
-}
 
 /**
  * A pattern of many types is read by merging one arm per type (`mergedPage`), each arm starting at the walk's

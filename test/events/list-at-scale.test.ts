@@ -1,12 +1,11 @@
-import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { permissionsOf } from '../../src/auth/roles.js';
 import { type EventQuery, EventStore } from '../../src/events/event-store.js';
 import { bulkWrites } from '../../src/storage/bulk-writes.js';
 import type { Database } from '../../src/storage/database.js';
-import type { Tables } from '../../src/storage/tables.js';
 import { EventSelection } from '../../src/webhooks/event-selection.js';
 import { insertBulk } from '../helpers/bulk-events.js';
+import { planOf } from '../helpers/query-plan.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
 
 /**
@@ -14,30 +13,6 @@ import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
  * (test/helpers/bulk-events.ts).
  */
 const BULK = 150_000;
-
-/** The plan of a statement, one line per step: SQLite's EXPLAIN QUERY PLAN details, PostgreSQL's EXPLAIN. */
-async function planOf(database: Database, query: CompiledQuery): Promise<string[]> {
-  const db: Kysely<Tables> = database.db;
-  if (database.dialect === 'sqlite') {
-    const plan = await db.executeQuery<{ detail: string }>(
-      CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]),
-    );
-    return plan.rows.map((r) => r.detail);
-  }
-  // A seq scan is the planner's choice on small tables; turned off, a plan that still has one has no index
-  // to serve the query.
-  return db.connection().execute(async (c) => {
-    await sql`set enable_seqscan = off`.execute(c);
-    try {
-      const plan = await c.executeQuery<{ 'QUERY PLAN': string }>(
-        CompiledQuery.raw(`explain ${query.sql}`, [...query.parameters]),
-      );
-      return plan.rows.map((r) => r['QUERY PLAN']);
-    } finally {
-      await sql`reset enable_seqscan`.execute(c);
-    }
-  });
-}
 
 /** True when a plan reads the events table row by row instead of through an index. */
 const scansEvents = (plan: string[]) =>
