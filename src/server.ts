@@ -55,6 +55,7 @@ import { BlockedIps } from './security/blocked-ips.js';
 import { proxyTrust } from './security/ip-ranges.js';
 import { registerSecurityModule } from './security/register-security-module.js';
 import { registerServiceRoutes } from './services/service-routes.js';
+import { bookkeeping } from './storage/bookkeeping.js';
 import { bulkWrites } from './storage/bulk-writes.js';
 import { createDatabase } from './storage/create-database.js';
 import type { Database } from './storage/database.js';
@@ -183,8 +184,8 @@ async function assemble(
   const jwtSecret =
     cfg().auth.jwt_secret || (await systemState.getOrCreate('auth.jwt_secret', () => randomToken(48)));
   const users = new UserStore(db, database.dialect);
-  const sessions = new SessionStore(db);
-  const apiKeys = new ApiKeyStore(db);
+  const sessions = new SessionStore(db, bookkeeping(database));
+  const apiKeys = new ApiKeyStore(db, bookkeeping(database));
   const hasher = createPasswordHasher(cfg().auth.argon2_memory_kib, cfg().auth.argon2_time_cost);
   const events = new PlatformEvents();
   const cache = new CacheService({ cfg, shared, onConfigChange: (listener) => config.onChange(listener) });

@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
+import type { Bookkeeping } from '../storage/bookkeeping.js';
 import type { ApiKeysTable, Tables } from '../storage/tables.js';
 import { randomToken, sha256Hex } from './token-hash.js';
 
@@ -10,7 +11,14 @@ export const API_KEY_PREFIX = 'plat_';
 
 /** API keys: `plat_` + 43 random characters, stored as SHA-256 hashes with a masked preview. */
 export class ApiKeyStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    /**
+     * How the counted uses commit (storage/bookkeeping.ts: unsynced on SQLite): a power loss may take the last
+     * seconds of use counts and `last_used`, figures nobody is answered about when they are written.
+     */
+    private readonly bookkeeping: Bookkeeping,
+  ) {}
 
   async create(
     userId: string,
@@ -65,16 +73,21 @@ export class ApiKeyStore {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  /** Adds `uses` to the count; `at` (when the key was last used) becomes `last_used` unless that is later. */
-  async recordUse(id: string, uses = 1, at = nowIso()): Promise<void> {
-    await this.db
-      .updateTable('api_keys')
-      .set((eb) => ({
-        last_used: sql<string>`case when ${eb.ref('last_used')} is null or ${eb.ref('last_used')} < ${at} then ${at} else ${eb.ref('last_used')} end`,
-        usage_count: eb('usage_count', '+', uses),
-      }))
-      .where('id', '=', id)
-      .execute();
+  /** Adds each key's `uses` to its count; `at` (when it was last used) becomes `last_used` unless that is later. */
+  async recordUses(uses: readonly { id: string; uses: number; at: string }[]): Promise<void> {
+    if (uses.length === 0) return;
+    await this.bookkeeping(async (trx) => {
+      for (const use of uses) {
+        await trx
+          .updateTable('api_keys')
+          .set((eb) => ({
+            last_used: sql<string>`case when ${eb.ref('last_used')} is null or ${eb.ref('last_used')} < ${use.at} then ${use.at} else ${eb.ref('last_used')} end`,
+            usage_count: eb('usage_count', '+', use.uses),
+          }))
+          .where('id', '=', use.id)
+          .execute();
+      }
+    });
   }
 }
 

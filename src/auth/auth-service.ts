@@ -488,16 +488,14 @@ export class AuthService {
   }
 
   /**
-   * Writes the counted uses of API keys (every 5 s, and before a listing of keys is read), one write after
-   * another, so a listing waits for what an earlier flush already took.
+   * Writes the counted uses of API keys (every 5 s, and before a listing of keys is read), in one transaction,
+   * one flush after another, so a listing waits for what an earlier flush already took.
    */
   flushKeyUse(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
-      const batch = [...this.keyUse.entries()];
+      const batch = [...this.keyUse.entries()].map(([id, use]) => ({ id, ...use }));
       this.keyUse.clear();
-      for (const [id, use] of batch) {
-        await this.deps.apiKeys.recordUse(id, use.uses, use.at).catch(() => {});
-      }
+      await this.deps.apiKeys.recordUses(batch).catch(() => {});
     });
     return this.flushing;
   }

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
+import type { Bookkeeping } from '../storage/bookkeeping.js';
 import type { SessionsTable, Tables } from '../storage/tables.js';
 import { sha256Hex } from './token-hash.js';
 
@@ -7,7 +8,14 @@ export type SessionRow = Selectable<SessionsTable>;
 
 /** Sessions and their rotating refresh tokens. */
 export class SessionStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    /**
+     * How `touch` commits (storage/bookkeeping.ts: unsynced on SQLite): a power loss may take the last minute's
+     * `last_activity`, which only the session listings show.
+     */
+    private readonly bookkeeping: Bookkeeping,
+  ) {}
 
   async create(
     userId: string,
@@ -115,7 +123,9 @@ export class SessionStore {
   }
 
   async touch(id: string): Promise<void> {
-    await this.db.updateTable('sessions').set({ last_activity: nowIso() }).where('id', '=', id).execute();
+    await this.bookkeeping((trx) =>
+      trx.updateTable('sessions').set({ last_activity: nowIso() }).where('id', '=', id).execute(),
+    );
   }
 
   /** Revokes sessions; returns the ids it revoked. */

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Readable, Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { create } from 'tar';
 import { encryptingStream } from './archive-cipher.js';
 import { MANIFEST_FILE, type Manifest } from './backup-manifest.js';
+import { openSyncingFile } from './syncing-file-stream.js';
 
 /**
  * Packs a staged folder into the archive file: `manifest.json` first, then the named top-level folders,
@@ -29,49 +29,54 @@ export async function writeArchive(options: {
   const { stagingDir, file } = options;
   await mkdir(dirname(file), { recursive: true });
   await writeFile(join(stagingDir, MANIFEST_FILE), `${JSON.stringify(options.manifest, null, 2)}\n`);
-  const pack = create(
-    // portable: no uid/gid/user names of this machine in the archive. tar's own gzip compresses each read on
-    // the main thread, synchronously; the archive is compressed by a zlib stream instead (below), on libuv's
-    // thread pool. 256 KiB reads (not its 16 MiB default) keep each slice of the packing's own work small, so
-    // requests, and the backup lock's renewals, go on between them.
-    {
-      cwd: stagingDir,
-      gzip: false,
-      portable: true,
-      follow: false,
-      maxReadSize: 256 * 1024,
-    },
-    [MANIFEST_FILE, ...options.folders],
-  );
-  const hash = createHash('sha256');
-  let bytes = 0;
-  const measure = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      done(null, chunk);
-    },
-  });
-  const source = Readable.from(pack as AsyncIterable<Buffer>, { objectMode: false });
-  // tar reports a file it cannot read (the staging folder removed under it) as an 'error' event of the pack, which
-  // its async iterator only listens for while a read is waiting: at any other moment, or once the pipeline has
-  // stopped reading, the event had no listener and was thrown as an uncaught exception. Every one is listened
-  // for; the first fails the pipeline.
-  pack.on('error', (err: unknown) => source.destroy(err as Error));
   const partial = `${file}.partial`;
+  let sink: Writable | undefined;
   try {
+    // What is waited for comes before the packing starts: the pack's errors are only listened for from there on.
     const stages = [
       ...(options.compression ? [createGzip()] : []),
       ...(options.encryptionKey ? [await encryptingStream(options.encryptionKey)] : []),
     ];
-    await pipeline([source, ...stages, measure, createWriteStream(partial, { flags: 'wx' })], {
+    // Synced every 8 MB off the loop, and at its end (before it takes its final name): see openSyncingFile.
+    sink = await openSyncingFile(partial, { flags: 'wx' });
+    const pack = create(
+      // portable: no uid/gid/user names of this machine in the archive. tar's own gzip compresses each read on
+      // the main thread, synchronously; the archive is compressed by a zlib stream instead (below), on libuv's
+      // thread pool. 256 KiB reads (not its 16 MiB default) keep each slice of the packing's own work small, so
+      // requests, and the backup lock's renewals, go on between them.
+      {
+        cwd: stagingDir,
+        gzip: false,
+        portable: true,
+        follow: false,
+        maxReadSize: 256 * 1024,
+      },
+      [MANIFEST_FILE, ...options.folders],
+    );
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const measure = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        hash.update(chunk);
+        bytes += chunk.length;
+        done(null, chunk);
+      },
+    });
+    const source = Readable.from(pack as AsyncIterable<Buffer>, { objectMode: false });
+    // tar reports a file it cannot read (the staging folder removed under it) as an 'error' event of the pack, which
+    // its async iterator only listens for while a read is waiting: at any other moment, or once the pipeline has
+    // stopped reading, the event had no listener and was thrown as an uncaught exception. Every one is listened
+    // for; the first fails the pipeline.
+    pack.on('error', (err: unknown) => source.destroy(err as Error));
+    await pipeline([source, ...stages, measure, sink], {
       ...(options.signal ? { signal: options.signal } : {}),
     });
     await rename(partial, file);
+    return { bytes, sha256: hash.digest('hex') };
   } catch (err) {
+    sink?.destroy();
     // Not there to remove, or its folder replaced by a file: the archive's own error is the one to report.
     await rm(partial, { force: true }).catch(() => undefined);
     throw err;
   }
-  return { bytes, sha256: hash.digest('hex') };
 }

@@ -10,6 +10,7 @@ import type { BootConfig } from '../config/load-config.js';
 import { AppError } from '../http/app-error.js';
 import { nowIso } from '../kernel/new-id.js';
 import { PlatformEvents } from '../kernel/platform-events.js';
+import { bookkeeping } from '../storage/bookkeeping.js';
 import { createDatabase } from '../storage/create-database.js';
 import { migrateToLatest } from '../storage/migrate.js';
 import { UserStore } from '../users/user-store.js';
@@ -38,8 +39,8 @@ export async function resetPasswordCommand(
   const auth = new AuthService({
     config: () => config,
     users,
-    sessionStore: new SessionStore(database.db),
-    apiKeys: new ApiKeyStore(database.db),
+    sessionStore: new SessionStore(database.db, bookkeeping(database)),
+    apiKeys: new ApiKeyStore(database.db, bookkeeping(database)),
     // This service only revokes; it never signs or verifies a token, so any key will do.
     tokens: new AccessTokens(randomBytes(32).toString('hex')),
     hasher,

@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import type { Bookkeeping } from '../storage/bookkeeping.js';
 import type { Tables } from '../storage/tables.js';
 import { type Fold, METRIC_SERIES, type MetricName, WEIGHT_SERIES } from './metric-series.js';
 import type { MetricSamplesTable } from './metrics-tables.js';
@@ -11,13 +12,18 @@ export interface Point {
 /** Stores metric samples and reads them back folded into resolution buckets. */
 export class MetricSamplesStore {
   constructor(
-    private readonly db: Kysely<Tables>,
+    /**
+     * How samples and their retention commit (storage/bookkeeping.ts: unsynced on SQLite). A power loss may take
+     * the last seconds of samples, a gap in the charts like an instance that stopped; a deletion lost so is
+     * done again by the next hour's retention.
+     */
+    private readonly writes: Bookkeeping,
     /** Where series are read (Database.reads): a range of samples grows with the instances and the days kept. */
-    private readonly reads: Kysely<Tables> = db,
+    private readonly reads: Kysely<Tables>,
   ) {}
 
   async insert(rows: MetricSamplesTable[]): Promise<void> {
-    if (rows.length > 0) await this.db.insertInto('metric_samples').values(rows).execute();
+    if (rows.length > 0) await this.writes((trx) => trx.insertInto('metric_samples').values(rows).execute());
   }
 
   /**
@@ -118,7 +124,9 @@ export class MetricSamplesStore {
   }
 
   async deleteOlderThan(cutoffMs: number): Promise<number> {
-    const r = await this.db.deleteFrom('metric_samples').where('time_ms', '<', cutoffMs).executeTakeFirst();
+    const r = await this.writes((trx) =>
+      trx.deleteFrom('metric_samples').where('time_ms', '<', cutoffMs).executeTakeFirst(),
+    );
     return Number(r.numDeletedRows);
   }
 }

@@ -4,6 +4,7 @@ import type { PlatformConfig } from '../config/config-schema.js';
 import { newId } from '../kernel/new-id.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
 import type { ServiceRegistry } from '../kernel/service-registry.js';
+import { bookkeeping } from '../storage/bookkeeping.js';
 import type { Database } from '../storage/database.js';
 import { MetricSamplesStore, type Point } from './metric-samples-store.js';
 import { type MetricName, RESOLUTIONS, type Resolution } from './metric-series.js';
@@ -51,7 +52,7 @@ export class MetricsCollector implements PlatformService {
       log?: Pick<FastifyBaseLogger, 'warn'>;
     },
   ) {
-    this.store = new MetricSamplesStore(deps.database.db, deps.database.reads);
+    this.store = new MetricSamplesStore(bookkeeping(deps.database), deps.database.reads);
   }
 
   async start(): Promise<void> {

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { storableExcerpt } from '../kernel/storable-text.js';
 import { logId } from '../logs/log-record.js';
+import type { Bookkeeping } from '../storage/bookkeeping.js';
 import type { Tables } from '../storage/tables.js';
 import type { PluginLogsTable } from './plugin-tables.js';
 import type { LogLevel } from './plugin-wire.js';
@@ -26,6 +27,11 @@ export class PluginLogBook {
   constructor(
     private readonly deps: {
       db: Kysely<Tables>;
+      /**
+       * How each batch and its trimming commit (storage/bookkeeping.ts: unsynced on SQLite): a power loss may
+       * take the last half second of lines, which the platform log has as well.
+       */
+      writes: Bookkeeping;
       log: FastifyBaseLogger;
       maxLines: () => number;
       reportError: (err: unknown) => void;
@@ -94,24 +100,26 @@ export class PluginLogBook {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
-    await this.deps.db.insertInto('plugin_logs').values(batch).execute();
     const keep = this.deps.maxLines();
-    for (const pluginId of new Set(batch.map((r) => r.plugin_id))) {
-      const edge = await this.deps.db
-        .selectFrom('plugin_logs')
-        .select('id')
-        .where('plugin_id', '=', pluginId)
-        .orderBy('id', 'desc')
-        .offset(keep)
-        .limit(1)
-        .executeTakeFirst();
-      if (edge) {
-        await this.deps.db
-          .deleteFrom('plugin_logs')
+    await this.deps.writes(async (trx) => {
+      await trx.insertInto('plugin_logs').values(batch).execute();
+      for (const pluginId of new Set(batch.map((r) => r.plugin_id))) {
+        const edge = await trx
+          .selectFrom('plugin_logs')
+          .select('id')
           .where('plugin_id', '=', pluginId)
-          .where('id', '<=', edge.id)
-          .execute();
+          .orderBy('id', 'desc')
+          .offset(keep)
+          .limit(1)
+          .executeTakeFirst();
+        if (edge) {
+          await trx
+            .deleteFrom('plugin_logs')
+            .where('plugin_id', '=', pluginId)
+            .where('id', '<=', edge.id)
+            .execute();
+        }
       }
-    }
+    });
   }
 }

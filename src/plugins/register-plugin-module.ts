@@ -2,6 +2,7 @@ import type { CacheService } from '../cache/cache-service.js';
 import type { EventSystem } from '../events/event-system.js';
 import { SubscriptionStore } from '../events/subscription-store.js';
 import type { PlatformContext } from '../platform-context.js';
+import { bookkeeping } from '../storage/bookkeeping.js';
 import { PLATFORM_VERSION } from '../system/platform-info.js';
 import type { PluginSubscriptions } from '../webhooks/plugin-subscriptions.js';
 import { registerPluginAdminRoutes } from './plugin-admin-routes.js';
@@ -39,6 +40,7 @@ export async function registerPluginModule(
   const repositories = new PluginRepositories(cfg);
   const logBook = new PluginLogBook({
     db,
+    writes: bookkeeping(database),
     log: app.log,
     maxLines: () => cfg().plugins.max_log_lines,
     reportError,

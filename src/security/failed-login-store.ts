@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
+import type { Bookkeeping } from '../storage/bookkeeping.js';
 import type { Tables } from '../storage/tables.js';
 
 export interface FailedLogin {
@@ -11,20 +12,31 @@ export interface FailedLogin {
 
 /** Failed logins as they happened (from `auth.login_failed` events), for the security metrics and rules. */
 export class FailedLoginStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    /**
+     * How records and the pruning commit (storage/bookkeeping.ts: unsynced on SQLite). Nobody is answered about
+     * them (the login already failed); a power loss may take the last seconds of records, and with them a few
+     * attempts from the brute-force counts, which the attempts that follow make up. A flood of failed logins
+     * no longer syncs the disk once each on the server's thread.
+     */
+    private readonly writes: Bookkeeping,
+  ) {}
 
   async record(entry: FailedLogin): Promise<void> {
-    await this.db
-      .insertInto('failed_logins')
-      .values({
-        id: newId('flg'),
-        occurred_at: nowIso(),
-        username: entry.username.slice(0, 255),
-        user_id: entry.userId,
-        ip_address: entry.ipAddress,
-        reason: entry.reason,
-      })
-      .execute();
+    await this.writes((trx) =>
+      trx
+        .insertInto('failed_logins')
+        .values({
+          id: newId('flg'),
+          occurred_at: nowIso(),
+          username: entry.username.slice(0, 255),
+          user_id: entry.userId,
+          ip_address: entry.ipAddress,
+          reason: entry.reason,
+        })
+        .execute(),
+    );
   }
 
   async countSince(since: string, where: { username?: string; ipAddress?: string } = {}): Promise<number> {
@@ -52,7 +64,9 @@ export class FailedLoginStore {
   }
 
   async prune(before: string): Promise<number> {
-    const r = await this.db.deleteFrom('failed_logins').where('occurred_at', '<', before).executeTakeFirst();
+    const r = await this.writes((trx) =>
+      trx.deleteFrom('failed_logins').where('occurred_at', '<', before).executeTakeFirst(),
+    );
     return Number(r.numDeletedRows);
   }
 }

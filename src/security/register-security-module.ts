@@ -1,4 +1,5 @@
 import type { PlatformContext } from '../platform-context.js';
+import { bookkeeping } from '../storage/bookkeeping.js';
 import { registerAlertRoutes } from './alert-routes.js';
 import { AlertStore } from './alert-store.js';
 import { FailedLoginStore } from './failed-login-store.js';
@@ -19,7 +20,7 @@ export function registerSecurityModule(
   const tasks: ScanTaskRunner = deps.tasks ?? ctx.tasks;
   const db = ctx.database.db;
   const log = ctx.app.log.child({ component: 'security' });
-  const failedLogins = new FailedLoginStore(db);
+  const failedLogins = new FailedLoginStore(db, bookkeeping(ctx.database));
   const alerts = new SecurityAlerts(new AlertStore(db), ctx.events);
   const monitor = new SecurityMonitor({
     ...{ events: ctx.events, failedLogins, alerts, shared: ctx.shared },

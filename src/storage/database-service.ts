@@ -42,6 +42,7 @@ export class DatabaseService implements PlatformService {
   metrics(): Record<string, number> {
     const pool = this.database.pool();
     const wal = this.database.walCheckpoints?.();
+    const synced = this.database.syncedCommits?.();
     return {
       response_time_ms: round(this.lastPingMs),
       pool_active: pool.active,
@@ -49,6 +50,7 @@ export class DatabaseService implements PlatformService {
       pool_total: pool.total,
       pool_waiting: pool.waiting,
       ...(wal ? { wal_checkpoints: wal.checkpoints, wal_checkpointed_pages: wal.pages } : {}),
+      ...(synced !== undefined ? { synced_commits: synced } : {}),
     };
   }
 

@@ -39,8 +39,8 @@ export interface Database {
    * SQLite with `sqlite_synchronous = full`: runs `work` in a transaction whose commit is not synced to disk
    * before it returns (it survives a crash of the process; a power loss may take it, and the next synced
    * commit or checkpoint makes it durable). For writes whose loss only makes work be done again, and that
-   * nobody is answered about: the webhook dispatcher's claims and results (delivery is at-least-once).
-   * Absent elsewhere: callers use `db.transaction()`.
+   * nobody is answered about: the platform's own bookkeeping (storage/bookkeeping.ts, which falls back to
+   * `db.transaction()` elsewhere) and bulk jobs' chunks (bulkWrites). Absent elsewhere.
    */
   unsyncedTransaction?<T>(work: (trx: Transaction<Tables>) => Promise<T>): Promise<T>;
   /**
@@ -66,5 +66,11 @@ export interface Database {
   durableBatch?(batch: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]>;
   /** SQLite: how commits reach the disk, as the connection reports it (`pragma synchronous`). */
   synchronous?(): 'off' | 'normal' | 'full' | 'extra' | undefined;
+  /**
+   * SQLite: how many commits the server's connection has synced to disk, inside `COMMIT` on the server's thread,
+   * since it opened (src/storage/sqlite/synced-commits.ts). The platform's own bookkeeping adds none
+   * (storage/bookkeeping.ts); what users' requests write does. Absent for PostgreSQL.
+   */
+  syncedCommits?(): number;
   close(): Promise<void>;
 }

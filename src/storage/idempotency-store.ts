@@ -176,21 +176,24 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
 
   async deleteExpired(limit: number): Promise<number> {
     const now = iso(Date.now());
-    const result = await this.db
-      .deleteFrom('idempotency_keys')
-      .where((eb) =>
-        eb(
-          eb.refTuple('scope', 'key'),
-          'in',
-          eb
-            .selectFrom('idempotency_keys')
-            .select(['scope', 'key'])
-            .where('expires_at', '<=', now)
-            .limit(limit)
-            .$asTuple('scope', 'key'),
-        ),
-      )
-      .executeTakeFirst();
+    // Unsynced as the claims (SQLite): a deletion lost with the machine is done again by the next run.
+    const result = await this.write((db) =>
+      db
+        .deleteFrom('idempotency_keys')
+        .where((eb) =>
+          eb(
+            eb.refTuple('scope', 'key'),
+            'in',
+            eb
+              .selectFrom('idempotency_keys')
+              .select(['scope', 'key'])
+              .where('expires_at', '<=', now)
+              .limit(limit)
+              .$asTuple('scope', 'key'),
+          ),
+        )
+        .executeTakeFirst(),
+    );
     return Number(result.numDeletedRows);
   }
 }

@@ -5,11 +5,12 @@ import { type DeliveryAttemptsTable, type EventAuditTable, INSERT_COLUMNS } from
 import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import { storableExcerpt } from '../kernel/storable-text.js';
+import type { Bookkeeping } from '../storage/bookkeeping.js';
 import type { Dialect } from '../storage/database.js';
 import { dialectSql, runSql, runSqlForIds } from '../storage/dialect-sql.js';
 import { insertRows } from '../storage/insert-rows.js';
 import type { Tables } from '../storage/tables.js';
-import type { Bookkeeping, ClaimedDelivery, OutboxStore } from './outbox-store.js';
+import type { ClaimedDelivery, OutboxStore } from './outbox-store.js';
 
 export interface DeliveryResult {
   delivery: ClaimedDelivery;

@@ -9,13 +9,8 @@ import {
 import type { EventCipher } from '../events/event-cipher.js';
 import type { EventsTable } from '../events/event-tables.js';
 import { settleEvents } from '../events/settle-events.js';
-import type { Database, Dialect } from '../storage/database.js';
-
-/**
- * The transactions of the dispatcher's own writes (claims, results): Database.unsyncedTransaction where the
- * database offers it, a plain transaction elsewhere.
- */
-export type Bookkeeping = NonNullable<Database['unsyncedTransaction']>;
+import type { Bookkeeping } from '../storage/bookkeeping.js';
+import type { Dialect } from '../storage/database.js';
 
 import { dialectSql, runSqlForIds } from '../storage/dialect-sql.js';
 import type { Tables } from '../storage/tables.js';

@@ -4,6 +4,7 @@ import { registerSecretRotationRoutes } from '../events/subscription-rotation-ro
 import { SubscriptionStore } from '../events/subscription-store.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { PlatformContext } from '../platform-context.js';
+import { bookkeeping } from '../storage/bookkeeping.js';
 import { bulkWrites } from '../storage/bulk-writes.js';
 import { PLATFORM_VERSION } from '../system/platform-info.js';
 import { DeliveryRecovery, SUBSCRIPTION_RECOVER } from './delivery-recovery.js';
@@ -58,9 +59,10 @@ export function registerWebhookModule(
   const dispatcher = new WebhookDispatcher({
     db: database.db,
     dialect: database.dialect,
-    // Its claims and results: unsynced where the database offers it (SQLite, Database.unsyncedTransaction).
-    bookkeeping:
-      database.unsyncedTransaction?.bind(database) ?? ((work) => database.db.transaction().execute(work)),
+    // Its claims, lease renewals and results commit unsynced (SQLite): a claim or renewal lost with the machine
+    // lets the lease run out and the delivery be claimed again; a result lost so sends it again (delivery is
+    // at least once).
+    bookkeeping: bookkeeping(database),
     cfg,
     shared: ctx.shared,
     cipher: eventSystem.cipher,

@@ -9,6 +9,7 @@ import { extend } from '../kernel/extend.js';
 import type { MetricFamily } from '../kernel/metric-family.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { PlatformService, ServiceHealth } from '../kernel/service.js';
+import type { Bookkeeping } from '../storage/bookkeeping.js';
 import type { Dialect } from '../storage/database.js';
 import type { Tables } from '../storage/tables.js';
 import { beginAttemptTrace, beginPluginCallTrace } from '../tracing/delivery-trace.js';
@@ -19,7 +20,6 @@ import { DeliveryRecorder, type DeliveryResult, expiredDrop } from './delivery-r
 import { type DispatchSubscription, DispatchSubscriptions } from './dispatch-subscriptions.js';
 import { ForgottenDeliveries } from './forgotten-deliveries.js';
 import { LatencyWindow } from './latency-window.js';
-import type { Bookkeeping } from './outbox-store.js';
 import { type ClaimedDelivery, OutboxStore } from './outbox-store.js';
 import { ConsumerUnavailable, type PluginConsumers } from './plugin-consumers.js';
 import type { PluginSubscriptions } from './plugin-subscriptions.js';

@@ -1,39 +1,25 @@
-import fs, { readdirSync } from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
-import { Writable } from 'node:stream';
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+import { hookArchiveOpen } from './archive-open-hook.js';
 import { backupFolder, backupWritten, settledTask } from './backup-fixtures.js';
 
-/**
- * While set, writing an archive (`….partial`) fails as a full disk makes it fail: ENOSPC. The platform's modules
- * import `createWriteStream` by name; `syncBuiltinESMExports` makes that binding follow the patched `fs`.
- */
+/** While set, writing an archive (`….partial`) fails as a full disk makes it fail: ENOSPC. */
 const disk = { full: false };
-const original = fs.createWriteStream;
-fs.createWriteStream = ((path: string, options?: Parameters<typeof original>[1]) => {
-  if (!disk.full || !String(path).endsWith('.partial')) return original(path, options);
-  fs.writeFileSync(path, ''); // the file exists, as a real one does once opened
-  return new Writable({
-    write(_chunk, _encoding, done) {
-      done(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
-    },
-  });
-}) as typeof fs.createWriteStream;
+let unhook: (() => void) | undefined;
 
 describe('a backup on a full disk', () => {
   let t: TestPlatform;
   let admin: string;
 
   beforeAll(async () => {
-    syncBuiltinESMExports();
+    unhook = hookArchiveOpen({ diskFull: () => disk.full });
     t = await startPlatform();
     admin = await t.adminToken();
   });
   afterAll(async () => {
     disk.full = false;
-    fs.createWriteStream = original;
-    syncBuiltinESMExports();
+    unhook?.();
     await t.close();
   });
 

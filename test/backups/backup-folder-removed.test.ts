@@ -1,25 +1,16 @@
-import fs, { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+import { hookArchiveOpen } from './archive-open-hook.js';
 import { backupFolder, backupWritten } from './backup-fixtures.js';
 
 /**
  * While set, the backup folder is taken away (the staged files under its `.work/` with it) just as the archive is
  * about to be written, as an operator removing or remounting it during a backup would, and `replace` is put in its
- * place (a file: a folder that cannot be created again). The platform's modules import `createWriteStream` by
- * name; `syncBuiltinESMExports` makes that binding follow the patched `fs`.
+ * place (a file: a folder that cannot be created again).
  */
 const removal: { folder?: string | undefined; replace?: string | undefined } = {};
-const original = fs.createWriteStream;
-fs.createWriteStream = ((path: string, options?: Parameters<typeof original>[1]) => {
-  if (removal.folder && String(path).endsWith('.partial')) {
-    rmSync(removal.folder, { recursive: true, force: true });
-    if (removal.replace !== undefined) writeFileSync(removal.folder, removal.replace);
-    removal.folder = undefined;
-  }
-  return original(path, options);
-}) as typeof fs.createWriteStream;
+let unhook: (() => void) | undefined;
 
 /** Errors thrown out of the platform's reach: without a handler, each would have stopped its process. */
 const uncaught: string[] = [];
@@ -30,15 +21,21 @@ describe('a backup whose folder is removed while it is written', () => {
   let admin: string;
 
   beforeAll(async () => {
-    syncBuiltinESMExports();
+    unhook = hookArchiveOpen({
+      beforeOpen: () => {
+        if (!removal.folder) return;
+        rmSync(removal.folder, { recursive: true, force: true });
+        if (removal.replace !== undefined) writeFileSync(removal.folder, removal.replace);
+        removal.folder = undefined;
+      },
+    });
     process.on('uncaughtException', recordUncaught);
     t = await startPlatform();
     admin = await t.adminToken();
   });
   afterAll(async () => {
     removal.folder = undefined;
-    fs.createWriteStream = original;
-    syncBuiltinESMExports();
+    unhook?.();
     process.off('uncaughtException', recordUncaught);
     await t?.close();
   });

@@ -1,35 +1,23 @@
-import fs from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+import { hookArchiveOpen } from './archive-open-hook.js';
 
 /** While set, writing an archive (`….partial`) fails with ENOSPC, as on a full disk (see backup-disk-full). */
 const disk = { full: false };
-const original = fs.createWriteStream;
-fs.createWriteStream = ((path: string, options?: Parameters<typeof original>[1]) => {
-  if (!disk.full || !String(path).endsWith('.partial')) return original(path, options);
-  fs.writeFileSync(path, '');
-  return new Writable({
-    write(_chunk, _encoding, done) {
-      done(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }));
-    },
-  });
-}) as typeof fs.createWriteStream;
+let unhook: (() => void) | undefined;
 
 describe('the health of scheduled backups', () => {
   let t: TestPlatform;
   let admin: string;
   beforeAll(async () => {
-    syncBuiltinESMExports();
+    unhook = hookArchiveOpen({ diskFull: () => disk.full });
     t = await startPlatform({ backups: { schedule: '* * * * * *' } });
     admin = await t.adminToken();
   });
   afterAll(async () => {
     disk.full = false;
-    fs.createWriteStream = original;
-    syncBuiltinESMExports();
+    unhook?.();
     await t.close();
   });
 

@@ -48,6 +48,7 @@ describe('a backup of a large store', { timeout: 240_000 }, () => {
     const cpuBefore = threadCpuMs();
     const processBefore = process.cpuUsage();
     const probe = startStallProbe();
+    const startedAt = performance.now();
     const res = await t.request('POST', '/api/v1/admin/backup', { token: admin, body: {} });
     expect(res.statusCode, res.body).toBe(201);
     const id = res.data.data.backup.id as string;
@@ -61,6 +62,7 @@ describe('a backup of a large store', { timeout: 240_000 }, () => {
       if (i % 20 === 0) status = (await listedBackup(t, admin, id))?.status ?? 'running';
       await new Promise((r) => setTimeout(r, 10));
     }
+    const tookMs = performance.now() - startedAt;
     const stalls = probe.stop();
     const cpuDuring = threadCpuMs() - cpuBefore;
     const used = process.cpuUsage(processBefore);
@@ -86,7 +88,7 @@ describe('a backup of a large store', { timeout: 240_000 }, () => {
     const over = stalls.filter((s) => s.wallHeldMs > 20).length;
     const busiest = Math.max(0, ...stalls.map((s) => s.cpuMs));
     console.log(
-      `backup of ${STORED} events: longest holds ${worst.map(describe).join('; ')}; ${over} over 20 ms; ` +
+      `backup of ${STORED} events (${tookMs.toFixed(0)} ms, archive ${(backup.size_bytes / 1048576).toFixed(1)} MB): longest holds ${worst.map(describe).join('; ')}; ${over} over 20 ms; ` +
         `busiest ${busiest.toFixed(1)} ms cpu; server thread cpu ${cpuDuring.toFixed(0)} ms of the process's ${processCpu.toFixed(0)} ms; ` +
         `${stalls.filter((s) => s.cpuMs > 5).length} holds over 5 ms cpu; slowest /health ${slowestHealth.toFixed(1)} ms`,
     );

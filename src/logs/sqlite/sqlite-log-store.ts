@@ -5,6 +5,7 @@ import { SqliteDriver } from '../../storage/sqlite/better-sqlite3.js';
 import { ReaderPoolDialect } from '../../storage/sqlite/reader-pool-dialect.js';
 import { SqliteReaderPool } from '../../storage/sqlite/sqlite-reader-pool.js';
 import { registerUnicodeLower } from '../../storage/sqlite/unicode-lower.js';
+import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from '../../storage/sqlite/wal-checkpointer.js';
 import { KyselyLogStore } from '../kysely-log-store.js';
 import { createLogEntriesTable } from '../log-entries-schema.js';
 import type { LogTables } from '../log-tables.js';
@@ -20,6 +21,11 @@ export async function createSqliteLogStore(dataDir: string): Promise<KyselyLogSt
   sqlite.pragma('journal_mode = WAL');
   // Losing the last second of logs in a power cut is acceptable; an fsync per batch is not needed.
   sqlite.pragma('synchronous = NORMAL');
+  // What still syncs the disk at NORMAL are checkpoints: left to this connection, the flush that crossed 1,000
+  // pages of WAL copied them and synced both files on the server's thread, which then waits as long as the disk
+  // is busy (a backup, a purge). A thread of its own checkpoints instead, as for the main database.
+  const checkpointer = new WalCheckpointer(file);
+  sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
   sqlite.pragma('busy_timeout = 5000');
   // Statement journals of its multi-row inserts in memory, not in temporary files (as the main database).
   sqlite.pragma('temp_store = MEMORY');
@@ -38,6 +44,7 @@ export async function createSqliteLogStore(dataDir: string): Promise<KyselyLogSt
     async () => {
       if (closed) return;
       closed = true;
+      await checkpointer.stop();
       await readers.close();
       await db.destroy();
     },

@@ -8,6 +8,7 @@ import { ReaderPoolDialect } from './reader-pool-dialect.js';
 import { SqliteBulkWriter } from './sqlite-bulk-writer.js';
 import { SqliteReaderPool } from './sqlite-reader-pool.js';
 import { withStatementCache } from './statement-cache.js';
+import { countingSyncedCommits } from './synced-commits.js';
 import { registerUnicodeLower, UNICODE_LOWER } from './unicode-lower.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer.js';
 import { syncWalFile } from './wal-sync.js';
@@ -42,7 +43,8 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
   // Checkpoints run on a thread of their own; this connection's are the fallback (see WalCheckpointer).
   const checkpointer = sqlite.memory ? undefined : new WalCheckpointer(file);
   if (checkpointer) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const commits = countingSyncedCommits(withStatementCache(sqlite), sqlite);
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: commits.handle }) });
   // An in-memory database has no file another connection could open: its reads stay on this connection.
   const readers = sqlite.memory ? undefined : new SqliteReaderPool(file, { lowerFunctions: [UNICODE_LOWER] });
   const reads = readers ? new Kysely<Tables>({ dialect: new ReaderPoolDialect(readers) }) : db;
@@ -68,6 +70,7 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
       ? { walCheckpoints: () => ({ checkpoints: checkpointer.checkpoints, pages: checkpointer.pages }) }
       : {}),
     synchronous: () => (closed ? undefined : SYNCHRONOUS_LEVELS[synchronous.get() as number]),
+    syncedCommits: commits.count,
     ...(options.synchronous === 'normal'
       ? {}
       : { unsyncedTransaction: (work) => unsynced(db, sqlite, work) }),
