@@ -202,7 +202,7 @@ async function assemble(
     cache,
   });
   closers.push(() => auth.close());
-  const audit = new AuditLog(db);
+  const audit = new AuditLog(db, bulkWrites(database));
   const maintenance = new Maintenance(systemState, shared);
   await maintenance.start();
   closers.push(() => maintenance.stop());

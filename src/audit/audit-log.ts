@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
+import { type BulkWrites, syncedWrites } from '../storage/bulk-writes.js';
 import type { AuditLogTable, Tables } from '../storage/tables.js';
 
 export type AuditRow = Selectable<AuditLogTable>;
@@ -27,7 +28,15 @@ export interface AuditEntryInput {
 
 /** Writes one audit entry per administrative change: who, what, on which resource, from where. */
 export class AuditLog {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    /**
+     * How an entry commits. On SQLite (bulkWrites): unsynced, then the WAL synced on libuv's pool before `write`
+     * resolves, so the entry is on disk before the request that made it is answered, without the server's
+     * thread waiting for the disk (26–70 ms a synced commit while a backup or a purge kept it busy).
+     */
+    private readonly writes: BulkWrites = syncedWrites(db),
+  ) {}
 
   /** Records an action taken through an HTTP request; the actor and origin come from the request. */
   async record(request: FastifyRequest, entry: AuditEntryInput): Promise<string> {
@@ -74,21 +83,24 @@ export class AuditLog {
     },
   ): Promise<string> {
     const id = newId('aud');
-    await this.db
-      .insertInto('audit_log')
-      .values({
-        id,
-        timestamp: nowIso(),
-        admin_user: entry.adminUser,
-        actor_id: entry.actorId ?? null,
-        action: entry.action,
-        resource_type: entry.resourceType,
-        resource_id: entry.resourceId ?? null,
-        details: JSON.stringify(entry.details ?? {}),
-        ip_address: entry.ipAddress ?? '',
-        user_agent: entry.userAgent ?? '',
-      })
-      .execute();
+    await this.writes.transaction((trx) =>
+      trx
+        .insertInto('audit_log')
+        .values({
+          id,
+          timestamp: nowIso(),
+          admin_user: entry.adminUser,
+          actor_id: entry.actorId ?? null,
+          action: entry.action,
+          resource_type: entry.resourceType,
+          resource_id: entry.resourceId ?? null,
+          details: JSON.stringify(entry.details ?? {}),
+          ip_address: entry.ipAddress ?? '',
+          user_agent: entry.userAgent ?? '',
+        })
+        .execute(),
+    );
+    await this.writes.sync();
     return id;
   }
 }

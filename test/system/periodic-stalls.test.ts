@@ -120,6 +120,28 @@ describe('periodic writes on SQLite', () => {
     await until(async () => (await logs()) >= logsBefore + 20, 'the log flush', 5000);
     expect((await service('database'))['synced_commits']).toBe(before['synced_commits']);
   }, 30_000);
+
+  it("start and end a task without a synced commit on the server's thread", async () => {
+    if (t.backend !== 'sqlite') return;
+    const synced = async () => (await serviceMetrics(t, token, 'database'))['synced_commits'];
+    const before = await synced();
+    // A task's row is written when it starts and settled when it ends: each committed unsynced, then the WAL
+    // synced on libuv's pool before the call goes on (what an answer says is on disk). Its announced events
+    // go through the event writer's thread.
+    const res = await t.request('POST', '/api/v1/events/purge', {
+      token,
+      body: { criteria: { older_than_days: 0, event_types: ['nothing.here'] }, dry_run: true },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const id = res.data.data.purge_id as string;
+    await until(
+      async () =>
+        (await t.request('GET', `/api/v1/events/purge/${id}`, { token })).data.data.purge.status === 'completed',
+      'the purge task',
+      5000,
+    );
+    expect(await synced()).toBe(before);
+  }, 30_000);
 });
 
 async function serviceMetrics(t: TestPlatform, token: string, name: string): Promise<Record<string, number>> {

@@ -23,7 +23,8 @@ function calledByPurge(): boolean {
   Error.stackTraceLimit = 50;
   const stack = new Error().stack ?? '';
   Error.stackTraceLimit = limit;
-  return /event-selection|purge-service/.test(stack);
+  // The purge's task row (TaskStore) is not a chunk: it commits unsynced and syncs off the thread too.
+  return /event-selection|purge-service/.test(stack) && !/task-store/.test(stack);
 }
 
 /**
