@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
@@ -48,4 +48,32 @@ describe('SQLite checkpoints on their own thread', { timeout: 20_000 }, () => {
     expect(after.wal_checkpoints).toBeGreaterThan(before.wal_checkpoints);
     expect(after.wal_checkpointed_pages).toBeGreaterThan(before.wal_checkpointed_pages + 70);
   });
+
+  it("starts the WAL over on the writer thread once a checkpoint emptied it, not in the server's next commit", async () => {
+    if (t.backend !== 'sqlite') return;
+    const wal = `${join((t.storage as { storage: { data_dir: string } }).storage.data_dir, 'platform.db')}-wal`;
+    // The WAL header's checkpoint sequence number (bytes 12–15) grows by one each time the log starts over; the
+    // commit that does it writes the new header and syncs it, whatever its synchronous level.
+    const restarts = () => readFileSync(wal).readUInt32BE(12);
+    const emit = () =>
+      t.request('POST', '/api/v1/events', { token: admin, body: { event_type: 'wal.restart', data: {} } });
+    expect((await emit()).statusCode).toBe(201);
+    const before = restarts();
+    const writtenByServer = serverThreadWrites();
+    // Nothing else writes meanwhile: the checkpointer copies the emit's frames (within 100 ms), and the log is
+    // started over without waiting for the server's next write.
+    await eventually(async () => restarts() > before, 5000);
+    // A restart made by this thread writes the header (32 bytes) and a frame (4 KB); the thread's own wake-ups of
+    // other threads write 8 bytes each.
+    expect(restarts()).toBeGreaterThan(before);
+    expect(serverThreadWrites() - writtenByServer).toBeLessThan(1000);
+  });
 });
+
+/** Bytes this thread (the server's event loop) passed to write calls so far (Linux). */
+function serverThreadWrites(): number {
+  const line = readFileSync('/proc/thread-self/io', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('wchar:'));
+  return Number(line?.split(/\s+/)[1] ?? 0);
+}

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
 import type { Database } from '../database.js';
 import type { Tables } from '../tables.js';
 import { SqliteDriver } from './better-sqlite3.js';
@@ -41,7 +41,21 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
   // stay cached under load. Filled only as pages are read.
   sqlite.pragma(`cache_size = -${CACHE_KIB}`);
   // Checkpoints run on a thread of their own; this connection's are the fallback (see WalCheckpointer).
-  const checkpointer = sqlite.memory ? undefined : new WalCheckpointer(file);
+  // After a checkpoint that emptied the WAL, its restart (a new header, synced) is made by the writer thread:
+  // a write that changes nothing a reader sees (`user_version`, which the platform does not use), while the
+  // server's connection is held idle. A write of the server's connection in between restarts it itself.
+  let restarting = false;
+  const restartWal = () => {
+    if (restarting || closed || !bulk) return;
+    restarting = true;
+    db.connection()
+      .execute(() => bulk.run([CompiledQuery.raw(`pragma user_version = ${Number(userVersion.get())}`)]))
+      .catch(() => {})
+      .finally(() => {
+        restarting = false;
+      });
+  };
+  const checkpointer = sqlite.memory ? undefined : new WalCheckpointer(file, restartWal);
   if (checkpointer) sqlite.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
   const commits = countingSyncedCommits(withStatementCache(sqlite), sqlite);
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: commits.handle }) });
@@ -56,6 +70,7 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
   const schemaVersion = sqlite.prepare('pragma schema_version').pluck();
   const dataVersion = sqlite.prepare('pragma data_version').pluck();
   const synchronous = sqlite.prepare('pragma synchronous').pluck();
+  const userVersion = sqlite.prepare('pragma user_version').pluck();
   return {
     db,
     reads,
