@@ -136,7 +136,8 @@ describe('periodic writes on SQLite', () => {
     const id = res.data.data.purge_id as string;
     await until(
       async () =>
-        (await t.request('GET', `/api/v1/events/purge/${id}`, { token })).data.data.purge.status === 'completed',
+        (await t.request('GET', `/api/v1/events/purge/${id}`, { token })).data.data.purge.status ===
+        'completed',
       'the purge task',
       5000,
     );
