@@ -60,6 +60,11 @@ export class SqliteBulkWriter {
     private readonly lowerFunctions: readonly string[],
   ) {}
 
+  /** Whether the thread is up (it starts with the first batch). */
+  get running(): boolean {
+    return this.thread !== undefined;
+  }
+
   /**
    * Runs `batch` in one transaction, its commit synced to disk when `synced`; resolves to each statement's
    * result once committed.

@@ -43,10 +43,12 @@ export function createSqliteDatabase(file: string, options: SqliteOptions = {}):
   // Checkpoints run on a thread of their own; this connection's are the fallback (see WalCheckpointer).
   // After a checkpoint that emptied the WAL, its restart (a new header, synced) is made by the writer thread:
   // a write that changes nothing a reader sees (`user_version`, which the platform does not use), while the
-  // server's connection is held idle. A write of the server's connection in between restarts it itself.
+  // server's connection is held idle. A write of the server's connection in between restarts it itself, as it
+  // does until the writer thread is up (the first emit or bulk job starts it: an idle instance does not pay
+  // for a thread, some 9 MB, to save the odd sync of its own bookkeeping).
   let restarting = false;
   const restartWal = () => {
-    if (restarting || closed || !bulk) return;
+    if (restarting || closed || !bulk?.running) return;
     restarting = true;
     db.connection()
       .execute(() => bulk.run([CompiledQuery.raw(`pragma user_version = ${Number(userVersion.get())}`)]))
