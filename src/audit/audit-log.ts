@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import { newId, nowIso } from '../kernel/new-id.js';
-import { type BulkWrites, syncedWrites } from '../storage/bulk-writes.js';
+import { type BulkWrites, durably, syncedWrites } from '../storage/bulk-writes.js';
 import type { AuditLogTable, Tables } from '../storage/tables.js';
 
 export type AuditRow = Selectable<AuditLogTable>;
@@ -83,7 +83,7 @@ export class AuditLog {
     },
   ): Promise<string> {
     const id = newId('aud');
-    await this.writes.transaction((trx) =>
+    await durably(this.writes, (trx) =>
       trx
         .insertInto('audit_log')
         .values({
@@ -100,7 +100,6 @@ export class AuditLog {
         })
         .execute(),
     );
-    await this.writes.sync();
     return id;
   }
 }

@@ -23,6 +23,20 @@ export interface BulkWrites {
   sync(): Promise<void>;
 }
 
+/**
+ * `work` in one `transaction`, then `sync`: on disk when this resolves, as a synced commit would be, without the
+ * server's thread waiting for the disk on SQLite. For writes a caller is answered about (a task's record, an
+ * audit entry).
+ */
+export async function durably<T>(
+  writes: BulkWrites,
+  work: (trx: Transaction<Tables>) => Promise<T>,
+): Promise<T> {
+  const result = await writes.transaction(work);
+  await writes.sync();
+  return result;
+}
+
 export function bulkWrites(
   database: Pick<Database, 'db' | 'unsyncedTransaction' | 'syncWal' | 'bulkBatch'>,
 ): BulkWrites {

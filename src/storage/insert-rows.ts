@@ -69,11 +69,13 @@ function sqliteInsert(
   size: number,
   placeholders: Partial<Record<string, string>>,
 ): string {
-  const marks = columns.map((c) => placeholders[c] ?? '?');
-  const key = `${table}(${columns.join(',')})${size}:${marks.join(',')}`;
+  // The placeholders are part of the text's key only when given: a plain insert (an emit's, on the server's
+  // connection) builds no list of them per call.
+  const custom = Object.keys(placeholders).length > 0;
+  const key = `${table}(${columns.join(',')})${size}${custom ? JSON.stringify(placeholders) : ''}`;
   let text = texts.get(key);
   if (text === undefined) {
-    const tuple = `(${marks.join(', ')})`;
+    const tuple = `(${columns.map((c) => placeholders[c] ?? '?').join(', ')})`;
     text = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${Array(size).fill(tuple).join(', ')}`;
     texts.set(key, text);
   }

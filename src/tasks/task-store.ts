@@ -1,5 +1,5 @@
 import type { ExpressionBuilder, Insertable, Kysely, Selectable, Updateable } from 'kysely';
-import { type BulkWrites, syncedWrites } from '../storage/bulk-writes.js';
+import { type BulkWrites, durably, syncedWrites } from '../storage/bulk-writes.js';
 import type { Tables } from '../storage/tables.js';
 import type { TaskLogsTable, TasksTable } from './task-tables.js';
 
@@ -28,8 +28,7 @@ export class TaskStore {
    * 26–70 ms for the purge's task right after a backup (strace of the main thread, 1M events).
    */
   async insert(row: Insertable<TasksTable>): Promise<void> {
-    await this.writes.transaction((trx) => trx.insertInto('tasks').values(row).execute());
-    await this.writes.sync();
+    await durably(this.writes, (trx) => trx.insertInto('tasks').values(row).execute());
   }
 
   findById(id: string): Promise<TaskRow | undefined> {
@@ -85,13 +84,11 @@ export class TaskStore {
     patch: Updateable<TasksTable>,
     logs: Insertable<TaskLogsTable>[],
   ): Promise<boolean> {
-    const owned = await this.writes.transaction(async (trx) => {
+    return durably(this.writes, async (trx) => {
       const written = await this.updateClaimed(id, claim, status, patch, trx);
       if (logs.length > 0) await trx.insertInto('task_logs').values(logs).execute();
       return written;
     });
-    await this.writes.sync();
-    return owned;
   }
 
   /**
@@ -153,11 +150,11 @@ export class TaskStore {
 
   /**
    * Makes the running task this execution owns refuse cancels from now on; false when it no longer owns it
-   * (it was cancelled first). One conditional update, so a cancel and this never both win.
+   * (it was cancelled first). One conditional update, so a cancel and this never both win; on disk when this
+   * resolves, synced off the server's thread like `insert`.
    */
-  /** Synced off the server's thread like `insert`. */
   async markUncancellable(id: string, claim: string, at: string): Promise<boolean> {
-    const result = await this.writes.transaction((trx) =>
+    const result = await durably(this.writes, (trx) =>
       trx
         .updateTable('tasks')
         .set({ cancellable: 0, updated_at: at })
@@ -166,7 +163,6 @@ export class TaskStore {
         .where('status', '=', 'running')
         .executeTakeFirst(),
     );
-    await this.writes.sync();
     return Number(result.numUpdatedRows) > 0;
   }
 

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+import { bytesWritten } from '../helpers/thread-writes.js';
 
 /**
  * SQLite: an emit's batch (its events, their outbox rows and roll-ups) is written and committed by the writer
@@ -31,11 +31,11 @@ describe("an emit's writes on SQLite", { timeout: 60_000 }, () => {
       });
     // Warm: the route's first use, the writer thread started.
     expect((await emit(0)).statusCode).toBe(201);
-    const served = written('/proc/thread-self/io');
-    const all = written('/proc/self/io');
+    const served = bytesWritten('thread');
+    const all = bytesWritten('process');
     for (let i = 1; i <= EMITS; i++) expect((await emit(i)).statusCode).toBe(201);
-    const byServer = written('/proc/thread-self/io') - served;
-    const byProcess = written('/proc/self/io') - all;
+    const byServer = bytesWritten('thread') - served;
+    const byProcess = bytesWritten('process') - all;
     // Each emit committed alone: its event (2 KB of data), its index entries and its roll-up rows, a few pages
     // of 4 KB each appended to the WAL.
     expect(byProcess).toBeGreaterThan(EMITS * 2 * 4096);
@@ -51,11 +51,3 @@ describe("an emit's writes on SQLite", { timeout: 60_000 }, () => {
     expect(Number(stored.n)).toBe(EMITS + 1);
   });
 });
-
-/** Bytes passed to write calls so far, by the thread or the process whose `io` file this is. */
-function written(file: string): number {
-  const line = readFileSync(file, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('wchar:'));
-  return Number(line?.split(/\s+/)[1] ?? 0);
-}

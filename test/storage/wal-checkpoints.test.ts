@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
 import { startPlatform, type TestPlatform } from '../helpers/test-platform.js';
+import { bytesWritten } from '../helpers/thread-writes.js';
 
 describe('SQLite checkpoints on their own thread', { timeout: 20_000 }, () => {
   let t: TestPlatform;
@@ -59,21 +60,13 @@ describe('SQLite checkpoints on their own thread', { timeout: 20_000 }, () => {
       t.request('POST', '/api/v1/events', { token: admin, body: { event_type: 'wal.restart', data: {} } });
     expect((await emit()).statusCode).toBe(201);
     const before = restarts();
-    const writtenByServer = serverThreadWrites();
+    const writtenByServer = bytesWritten('thread');
     // Nothing else writes meanwhile: the checkpointer copies the emit's frames (within 100 ms), and the log is
     // started over without waiting for the server's next write.
     await eventually(async () => restarts() > before, 5000);
     // A restart made by this thread writes the header (32 bytes) and a frame (4 KB); the thread's own wake-ups of
     // other threads write 8 bytes each.
     expect(restarts()).toBeGreaterThan(before);
-    expect(serverThreadWrites() - writtenByServer).toBeLessThan(1000);
+    expect(bytesWritten('thread') - writtenByServer).toBeLessThan(1000);
   });
 });
-
-/** Bytes this thread (the server's event loop) passed to write calls so far (Linux). */
-function serverThreadWrites(): number {
-  const line = readFileSync('/proc/thread-self/io', 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('wchar:'));
-  return Number(line?.split(/\s+/)[1] ?? 0);
-}
