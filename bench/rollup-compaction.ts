@@ -43,16 +43,11 @@ try {
     const hour = new Date(first + h * 3_600_000).toISOString().slice(0, 13);
     await sql`with recursive k(i) as (select 0 union all select i + 1 from k where i + 1 < ${keys}),
         m(j) as (select 0 union all select j + 1 from m where j + 1 < 60)
-      insert into event_rollups
-        (span, bucket, event_type, source, security_level, emitter_key, event_count, processing_ms)
-      select 'm', ${hour} || ':' || substr('0' || j, -2), 'type' || (i / 10), 'source' || (i % 10), 'normal', '',
-        1, 1.5 from k, m`.execute(database.db);
+      insert into event_rollups (span, bucket, key_id, event_count, processing_ms)
+      select 'm', ${hour} || ':' || substr('0' || j, -2), i + 1, 1, 1.5 from k, m`.execute(database.db);
     await sql`with recursive k(i) as (select 0 union all select i + 1 from k where i + 1 < ${keys})
-      insert into event_rollups
-        (span, bucket, event_type, source, security_level, emitter_key, event_count, processing_ms)
-      select 'h', ${hour}, 'type' || (i / 10), 'source' || (i % 10), 'normal', '', 60, 90 from k`.execute(
-      database.db,
-    );
+      insert into event_rollups (span, bucket, key_id, event_count, processing_ms)
+      select 'h', ${hour}, i + 1, 60, 90 from k`.execute(database.db);
   }
   const rows = keys * hours * 61;
   console.log(`filled ${rows.toLocaleString('en')} rows in ${Math.round(performance.now() - filled)} ms`);

@@ -8,8 +8,8 @@ import { RESTORE_MARKER_KEY } from './restore-marker.js';
  * - task history (a restore runs as a task; replacing the task table under it would lose its own record);
  * - `config_overrides`, which travels as `config/overrides.json` in the `configuration` component;
  * - the log store, which is the `logs` component (exported when asked, never restored over newer logs);
- * - the event roll-ups, derived from the events by triggers (a restore's deletes and inserts of events keep
- *   them right), how far their minutes were compacted (it describes this table, migration 0030), and the
+ * - the event roll-ups and their keys, derived from the events by triggers (a restore's deletes and inserts of
+ *   events keep them right), how far their minutes were compacted (it describes this table, migration 0030), and the
  *   progress of purges, which is task bookkeeping (migration 0015).
  */
 export const TABLES_OUTSIDE_DATABASE_COMPONENT = new Set([
@@ -21,6 +21,7 @@ export const TABLES_OUTSIDE_DATABASE_COMPONENT = new Set([
   'config_overrides',
   'log_entries',
   'event_rollups',
+  'event_rollup_keys',
   'event_rollup_compaction',
   'event_purge_progress',
 ]);

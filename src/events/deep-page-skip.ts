@@ -60,13 +60,14 @@ export function skipTarget(
       .selectFrom(
         reads
           .selectFrom('event_rollups')
+          .innerJoin('event_rollup_keys as k', 'k.id', 'event_rollups.key_id')
           // readableBy's columns: `emitter_key` is the emitter of a confidential event (else '').
           .select([
             'bucket',
-            'event_type',
-            'source',
-            'security_level',
-            'emitter_key as emitter_id',
+            'k.event_type',
+            'k.source',
+            'k.security_level',
+            'k.emitter_key as emitter_id',
             'event_count',
           ])
           .where('span', '=', span)

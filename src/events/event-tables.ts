@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely';
 /**
  * Row types of the event system's tables. Same representation as every other table: ISO timestamps and
  * JSON as text, booleans as 0/1. `sequence` is the global, gap-free position of an event in commit order.
@@ -135,15 +136,23 @@ export interface EventSequenceTable {
  * hour (`h`, `YYYY-MM-DDTHH`), type, source, level and, for confidential events, emitter (`emitter_key`, else '').
  * Kept by triggers on `events` in the transaction of every write and deletion (migration 0015).
  */
+/** The roll-ups (migrations 0015, 0033): per span, bucket and key, the events stored and their processing time. */
 export interface EventRollupsTable {
   span: 'm' | 'h';
   bucket: string;
+  /** `event_rollup_keys.id`. */
+  key_id: number;
+  event_count: number;
+  processing_ms: number;
+}
+
+/** A roll-up key: `emitter_key` is the emitter of a confidential event (whose readers depend on it), else ''. */
+export interface EventRollupKeysTable {
+  id: Generated<number>;
   event_type: string;
   source: string;
   security_level: string;
   emitter_key: string;
-  event_count: number;
-  processing_ms: number;
 }
 
 /**
@@ -166,6 +175,7 @@ export interface EventPurgeProgressTable {
 export interface EventTables {
   events: EventsTable;
   event_rollups: EventRollupsTable;
+  event_rollup_keys: EventRollupKeysTable;
   event_rollup_compaction: EventRollupCompactionTable;
   event_purge_progress: EventPurgeProgressTable;
   event_sequence: EventSequenceTable;
@@ -236,6 +246,11 @@ export const INSERT_COLUMNS = {
 } as const satisfies {
   [T in Exclude<
     keyof EventTables,
-    'subscriptions' | 'event_sequence' | 'event_rollups' | 'event_rollup_compaction' | 'event_purge_progress'
+    | 'subscriptions'
+    | 'event_sequence'
+    | 'event_rollups'
+    | 'event_rollup_keys'
+    | 'event_rollup_compaction'
+    | 'event_purge_progress'
   >]: readonly (keyof EventTables[T])[];
 };

@@ -95,20 +95,17 @@ function deleteMinutes(db: Kysely<Tables>, hour: string, limit: number) {
     .where('span', '=', 'm')
     .where((eb) =>
       eb(
-        eb.refTuple('bucket', 'event_type', 'source', 'security_level', 'emitter_key'),
+        eb.refTuple('bucket', 'key_id'),
         'in',
         eb
           .selectFrom('event_rollups')
-          .select(['bucket', 'event_type', 'source', 'security_level', 'emitter_key'])
+          .select(['bucket', 'key_id'])
           .where('span', '=', 'm')
           .where('bucket', '<', hour)
           .orderBy('bucket')
-          .orderBy('event_type')
-          .orderBy('source')
-          .orderBy('security_level')
-          .orderBy('emitter_key')
+          .orderBy('key_id')
           .limit(limit)
-          .$asTuple('bucket', 'event_type', 'source', 'security_level', 'emitter_key'),
+          .$asTuple('bucket', 'key_id'),
       ),
     );
 }

@@ -27,7 +27,7 @@ import * as deliveryAttemptsSubscription from './migrations/0029-delivery-attemp
 import * as eventRollupCompaction from './migrations/0030-event-rollup-compaction.js';
 import * as eventIdempotencyRef from './migrations/0031-event-idempotency-ref.js';
 import * as eventListReaderColumns from './migrations/0032-event-list-reader-columns.js';
-import * as eventRollupsClustered from './migrations/0033-event-rollups-clustered.js';
+import * as eventRollupKeys from './migrations/0033-event-rollup-keys.js';
 
 /**
  * Every migration, in order. Feature modules add their own file under `storage/migrations/` and a line here;
@@ -62,5 +62,5 @@ export const migrationList: Record<string, Migration> = {
   '0030-event-rollup-compaction': eventRollupCompaction,
   '0031-event-idempotency-ref': eventIdempotencyRef,
   '0032-event-list-reader-columns': eventListReaderColumns,
-  '0033-event-rollups-clustered': eventRollupsClustered,
+  '0033-event-rollup-keys': eventRollupKeys,
 };

@@ -78,7 +78,14 @@ export class EventSelection {
         .selectFrom('event_rollups')
         .select((eb) => eb.fn.sum<number | string | null>('event_count').as('n'))
         .where('span', '=', span);
-      if (types !== undefined) q = q.where('event_type', 'in', [...types]);
+      if (types !== undefined) {
+        q = q.where('key_id', 'in', (eb) =>
+          eb
+            .selectFrom('event_rollup_keys')
+            .select('id')
+            .where('event_type', 'in', [...types]),
+        );
+      }
       return span === 'h'
         ? q.where('bucket', '<', hour)
         : q.where('bucket', '>=', hour).where('bucket', '<', minute);

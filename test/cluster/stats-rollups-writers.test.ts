@@ -46,10 +46,11 @@ describe('event roll-ups written by two instances at once', { timeout: 60_000 },
     expect(counted.reduce((s, r) => s + Number(r.n), 0)).toBe(600);
     const rolled = await db
       .selectFrom('event_rollups')
-      .select(['span', 'event_type', 'source'])
+      .innerJoin('event_rollup_keys as k', 'k.id', 'event_rollups.key_id')
+      .select(['span', 'k.event_type', 'k.source'])
       .select((eb) => eb.fn.sum<number>('event_count').as('n'))
-      .where('event_type', 'like', 'pair.%')
-      .groupBy(['span', 'event_type', 'source'])
+      .where('k.event_type', 'like', 'pair.%')
+      .groupBy(['span', 'k.event_type', 'k.source'])
       .orderBy('span')
       .orderBy('event_type')
       .orderBy('source')

@@ -54,6 +54,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       case when e.security_level = 'confidential' then coalesce(e.emitter_id, '') else '' end
   `.execute(db);
 
+  await rollupTriggers(db);
+}
+
+/** This migration's triggers on `events` (also what 0033's `down` puts back). */
+export async function rollupTriggers(db: Kysely<unknown>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) await postgresTriggers(db);
   else await sqliteTriggers(db);
 }
