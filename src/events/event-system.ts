@@ -100,7 +100,7 @@ export async function registerEventSystem(ctx: PlatformContext): Promise<EventSy
   const types = new EventTypeService({ catalogue, store: typeStore, listeners });
   registerEventTypeRoutes(app, { types, audit: ctx.audit, strict });
   registerEventRoutes(app, { events, listCache });
-  registerEventStatsRoutes(app, { stats: new EventStatsStore(database.reads), hub, store });
+  registerEventStatsRoutes(app, { stats: new EventStatsStore(database.reads, database.dialect), hub, store });
   scheduleRollupCompaction({
     scheduler: ctx.scheduler,
     database,
