@@ -305,7 +305,7 @@ export class EventStatsStore {
     where: RawBuilder<unknown>,
   ): RawBuilder<unknown> {
     if (pieces.length === 0) {
-      const none = by === 'key_id' ? sql`cast(null as integer)` : sql`cast(null as text)`;
+      const none = by === 'key_id' ? sql`cast(null as bigint)` : sql`cast(null as text)`;
       return sql`select ${none} as ${sql.ref(by)}, 0 as n, 0 as ms where 1 = 0`;
     }
     return sql.join(
@@ -344,7 +344,7 @@ export class EventStatsStore {
   private notAmong(keys: readonly number[]): RawBuilder<unknown> {
     const list = JSON.stringify(keys);
     return this.dialect === 'postgres'
-      ? sql`key_id not in (select jsonb_array_elements_text(${list}::jsonb)::integer)`
+      ? sql`key_id not in (select jsonb_array_elements_text(${list}::jsonb)::bigint)`
       : sql`key_id not in (select value from json_each(${list}))`;
   }
 

@@ -77,11 +77,18 @@ describe('the upgrade to numbered roll-up keys (migration 0033)', { timeout: 60_
     await sql`delete from events where event_id in ('evt_bulk_10', 'evt_bulk_7')`.execute(database.db);
     await sql`insert into events (event_id, sequence, event_type, source, timestamp, priority, status,
         security_level, data, metadata, correlation_id, emitted_by, durable_subscribers)
-      values ('evt_new', -100000, 'brand.new', 'src-new', '2026-03-01T10:00:00.000Z', 5, 'processed',
-        'confidential', '{}', '{}', 'c', 'someone', 0)`.execute(database.db);
+      values ('evt_new', -100000, 'zebra.new', 'src-new', '2026-03-01T10:00:00.000Z', 5, 'processed',
+        'confidential', '{}', '{}', 'c', 'someone', 0),
+      ('evt_known', -100001, 'shop1.kind1', 'src1', '2026-03-01T10:00:01.000Z', 5, 'processed',
+        'internal', '{}', '{}', 'c', 'someone', 0)`.execute(database.db);
+    // A key is numbered once: writes of known keys draw no number (PostgreSQL's identity would skip it, and the new
+    // key, after the known one in the claim's order, would show the gap).
+    const numbers = await sql<{ top: number | string; n: number | string }>`
+      select max(id) as top, count(*) as n from event_rollup_keys`.execute(database.db);
+    expect(Number(numbers.rows[0]?.top)).toBe(Number(numbers.rows[0]?.n));
     const after = await figures(database.db, true);
     expect(after).toEqual(await counted(database.db));
-    expect(after.some((f) => f.includes('|brand.new|src-new|confidential|'))).toBe(true);
+    expect(after.some((f) => f.includes('|zebra.new|src-new|confidential|'))).toBe(true);
 
     // And back: the texts' layout with the same figures.
     const down = await migrator.migrateDown();
