@@ -2,11 +2,13 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import stringify from 'safe-stable-stringify';
 import type { PlatformConfig } from '../config/config-schema.js';
-import type {
-  ClaimOutcome,
-  HeldKey,
-  IdempotencyKeyRef,
-  IdempotencyStore,
+import {
+  type ClaimOutcome,
+  type HeldKey,
+  type IdempotencyKeyRef,
+  type IdempotencyStore,
+  type KeyToRecord,
+  keyName,
 } from '../storage/idempotency-store.js';
 import { AppError } from './app-error.js';
 import type { App } from './app-type.js';
@@ -26,6 +28,13 @@ declare module 'fastify' {
      * creating again (ADR 0011). `since`: what was committed before it is past the key's lifetime.
      */
     idempotentCommitted?: (request: FastifyRequest, ref: string, since: string) => Promise<unknown>;
+    /**
+     * For a route that writes the key's row itself, answered, in the transaction of what it creates
+     * (`recordedKey`: the event writer's batch) instead of the key being claimed before it runs and its answer
+     * stored after, two writes of their own: the answer for its record `owner` (the event's id), built again
+     * from what the record keeps, byte for byte as the first; undefined if the record is gone.
+     */
+    idempotentRecorded?: (request: FastifyRequest, owner: string) => Promise<unknown>;
   }
 }
 
@@ -46,6 +55,34 @@ const FIRST_POLL_MS = 20;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const MAX_POLL_MS = 250;
 
+/**
+ * A request whose route records its key itself (`idempotentRecorded`): the key, and what settles its place among
+ * this instance's requests with the same key.
+ */
+interface Recording {
+  key: KeyToRecord;
+  /** Settles the key the usual way, when the route found it held (IdempotencyKeyTaken): see `repeatOfTakenKey`. */
+  taken: () => Promise<boolean>;
+  /** Called once the request is answered: the instance's next request with the key goes on. */
+  finish: () => void;
+}
+const recordings = new WeakMap<FastifyRequest, Recording>();
+
+/** The Idempotency-Key a route with `idempotentRecorded` writes with what it creates; undefined without one. */
+export function recordedKey(request: FastifyRequest): KeyToRecord | undefined {
+  return recordings.get(request)?.key;
+}
+
+/**
+ * For a route whose recorded key was held by another request when it wrote (IdempotencyKeyTaken): settles the
+ * key as any other route's is. True when the answer is under way (the holder's, replayed) or the request refused
+ * (it throws); false when the holder failed since and this request now holds the key, the usual way: the route
+ * then creates without recording the key, and its answer is stored for it.
+ */
+export function repeatOfTakenKey(request: FastifyRequest): Promise<boolean> {
+  return recordings.get(request)?.taken() ?? Promise.resolve(false);
+}
+
 /** Answers of these statuses are stored and replayed; any other lets the key go, so a retry runs again. */
 const stored = (status: number) => status >= 200 && status < 300;
 
@@ -64,6 +101,8 @@ export function registerIdempotency(
 ): void {
   const { store, cfg, cipher } = deps;
   const held = new WeakMap<FastifyRequest, HeldKey>();
+  /** Requests of this instance running with a recorded key, by `keyName`: settled when answered. */
+  const recording = new Map<string, Promise<void>>();
   const ttlMs = () => cfg().server.idempotency_ttl_seconds * 1000;
 
   /**
@@ -97,6 +136,17 @@ export function registerIdempotency(
         details: { header: 'Idempotency-Key', key: ref.key, reason: 'used before for a different request' },
       });
     }
+    if (outcome.state === 'recorded') {
+      const recorded = request.routeOptions.config.idempotentRecorded;
+      const answer = recorded ? await recorded(request, outcome.owner) : undefined;
+      if (answer !== undefined) {
+        reply.code(201).header('idempotent-replayed', 'true').send(answer);
+        return true;
+      }
+      // What answered the key is gone (deleted): the key goes with it, and the request runs anew.
+      await store.release({ ...ref, owner: outcome.owner });
+      return claimOrReplay(request, reply, ref);
+    }
     if (outcome.state === 'running') {
       if (await replayCommitted()) return true;
       throw new AppError('IDEMPOTENCY_KEY_IN_PROGRESS', undefined, {
@@ -110,6 +160,54 @@ export function registerIdempotency(
     return true;
   };
 
+  /**
+   * A route that records its key: the key goes with what the route writes, no write here. Only another request
+   * of this instance with the key is waited for (the key's row comes with its commit), then this one is its
+   * repeat; requests on other instances meet in the database (the row's primary key, IdempotencyKeyTaken).
+   */
+  const recordOrWait = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    ref: IdempotencyKeyRef,
+    done: (err?: Error) => void,
+  ): void => {
+    const name = keyName(ref);
+    const running = recording.get(name);
+    if (running === undefined) {
+      let finish!: () => void;
+      const settled = new Promise<void>((resolve) => {
+        finish = () => {
+          if (recording.get(name) === settled) recording.delete(name);
+          resolve();
+        };
+      });
+      recording.set(name, settled);
+      const expiresAt = new Date(Date.now() + ttlMs()).toISOString();
+      recordings.set(request, {
+        key: { ...ref, fingerprint: fingerprintOf(request), expiresAt },
+        taken: () => claimOrReplay(request, reply, ref),
+        finish,
+      });
+      done();
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, WAIT_MS);
+    });
+    Promise.race([running, waited])
+      .then(() => {
+        clearTimeout(timer);
+        return claimOrReplay(request, reply, ref);
+      })
+      .then(
+        (replayed) => {
+          if (!replayed) done();
+        },
+        (err: Error) => done(err),
+      );
+  };
+
   // Callback style: a request without the header costs no promise.
   const preHandler = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     const key = request.headers['idempotency-key'];
@@ -117,7 +215,12 @@ export function registerIdempotency(
       done();
       return;
     }
-    claimOrReplay(request, reply, { scope: request.principal.userId, key }).then(
+    const ref = { scope: request.principal.userId, key };
+    if (request.routeOptions.config.idempotentRecorded !== undefined) {
+      recordOrWait(request, reply, ref, done);
+      return;
+    }
+    claimOrReplay(request, reply, ref).then(
       (replayed) => {
         if (!replayed) done();
       },
@@ -143,6 +246,11 @@ export function registerIdempotency(
     payload: unknown,
     done: (err: Error | null, payload?: unknown) => void,
   ): void => {
+    const recorded = recordings.get(request);
+    if (recorded !== undefined) {
+      recordings.delete(request);
+      recorded.finish();
+    }
     const claim = held.get(request);
     if (!claim) {
       done(null, payload);

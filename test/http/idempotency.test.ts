@@ -235,9 +235,11 @@ describe('Idempotency-Key on creating routes', { timeout: 60_000 }, () => {
       1,
     );
     // The stored answer of a subscription holds its signing secret: it is kept sealed, never in clear text.
+    // (An emit's key stores no answer: its repeat is answered from the event.)
     const rows = await t.platform.context.database.db
       .selectFrom('idempotency_keys')
       .select('response_body')
+      .where('response_body', 'is not', null)
       .execute();
     expect(rows.length).toBeGreaterThan(0);
     expect(secret.length).toBeGreaterThan(16);
