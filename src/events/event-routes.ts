@@ -104,9 +104,11 @@ export function registerEventRoutes(
     async (request, reply) => {
       const p = request.principal!;
       const key = recordedKey(request);
+      // A recorded key links its event by the key's row (its owner). The event carries the key itself
+      // (`idempotency_ref`) only when the key was claimed the usual way, for a retry after a crash to find it.
       const origin = Object.assign(requestOrigin(request), {
         emitter: { userId: p.userId, username: p.username },
-        idempotencyRef: requestIdempotencyRef(request),
+        idempotencyRef: key ? undefined : requestIdempotencyRef(request),
         idempotencyKey: key,
       });
       let row: EventsTable;
@@ -115,8 +117,9 @@ export function registerEventRoutes(
       } catch (err) {
         if (!(err instanceof IdempotencyKeyTaken)) throw err;
         // Another request holds the key: this one is its repeat, or runs once that one failed.
-        if (await repeatOfTakenKey(request)) return reply;
+        if (await repeatOfTakenKey(request, reply)) return reply;
         origin.idempotencyKey = undefined;
+        origin.idempotencyRef = requestIdempotencyRef(request);
         row = await events.emit(request.body, origin);
         return reply.code(201).send(ok(request, { event: eventSummary(row) }));
       }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import stringify from 'safe-stable-stringify';
 import type { PlatformConfig } from '../config/config-schema.js';
@@ -56,15 +56,14 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const MAX_POLL_MS = 250;
 
 /**
- * A request whose route records its key itself (`idempotentRecorded`): the key, and what settles its place among
- * this instance's requests with the same key.
+ * A request whose route records its key itself (`idempotentRecorded`): the key, how to settle it the usual way
+ * (`repeatOfTakenKey`), and the requests of this instance with the same key waiting for its answer.
  */
 interface Recording {
   key: KeyToRecord;
-  /** Settles the key the usual way, when the route found it held (IdempotencyKeyTaken): see `repeatOfTakenKey`. */
-  taken: () => Promise<boolean>;
-  /** Called once the request is answered: the instance's next request with the key goes on. */
-  finish: () => void;
+  name: string;
+  settle: (request: FastifyRequest, reply: FastifyReply, ref: IdempotencyKeyRef) => Promise<boolean>;
+  waiting: (() => void)[] | undefined;
 }
 const recordings = new WeakMap<FastifyRequest, Recording>();
 
@@ -75,12 +74,13 @@ export function recordedKey(request: FastifyRequest): KeyToRecord | undefined {
 
 /**
  * For a route whose recorded key was held by another request when it wrote (IdempotencyKeyTaken): settles the
- * key as any other route's is. True when the answer is under way (the holder's, replayed) or the request refused
- * (it throws); false when the holder failed since and this request now holds the key, the usual way: the route
- * then creates without recording the key, and its answer is stored for it.
+ * key as any other route's is. True when the answer is under way (the holder's, replayed); false when the holder
+ * failed since and this request now holds the key the usual way: the route then creates without recording the
+ * key, and its answer is stored for it. Throws the refusal (another request's key, one still running).
  */
-export function repeatOfTakenKey(request: FastifyRequest): Promise<boolean> {
-  return recordings.get(request)?.taken() ?? Promise.resolve(false);
+export function repeatOfTakenKey(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+  const recording = recordings.get(request);
+  return recording ? recording.settle(request, reply, recording.key) : Promise.resolve(false);
 }
 
 /** Answers of these statuses are stored and replayed; any other lets the key go, so a retry runs again. */
@@ -101,8 +101,8 @@ export function registerIdempotency(
 ): void {
   const { store, cfg, cipher } = deps;
   const held = new WeakMap<FastifyRequest, HeldKey>();
-  /** Requests of this instance running with a recorded key, by `keyName`: settled when answered. */
-  const recording = new Map<string, Promise<void>>();
+  /** Requests of this instance running with a recorded key, by `keyName`, until answered. */
+  const recording = new Map<string, Recording>();
   const ttlMs = () => cfg().server.idempotency_ttl_seconds * 1000;
 
   /**
@@ -174,28 +174,23 @@ export function registerIdempotency(
     const name = keyName(ref);
     const running = recording.get(name);
     if (running === undefined) {
-      let finish!: () => void;
-      const settled = new Promise<void>((resolve) => {
-        finish = () => {
-          if (recording.get(name) === settled) recording.delete(name);
-          resolve();
-        };
-      });
-      recording.set(name, settled);
-      const expiresAt = new Date(Date.now() + ttlMs()).toISOString();
-      recordings.set(request, {
-        key: { ...ref, fingerprint: fingerprintOf(request), expiresAt },
-        taken: () => claimOrReplay(request, reply, ref),
-        finish,
-      });
+      const key = {
+        scope: ref.scope,
+        key: ref.key,
+        fingerprint: fingerprintOf(request),
+        expiresAt: new Date(Date.now() + ttlMs()).toISOString(),
+      };
+      const own: Recording = { key, name, settle: claimOrReplay, waiting: undefined };
+      recording.set(name, own);
+      recordings.set(request, own);
       done();
       return;
     }
     let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<void>((resolve) => {
+    new Promise<void>((resolve) => {
+      (running.waiting ??= []).push(resolve);
       timer = setTimeout(resolve, WAIT_MS);
-    });
-    Promise.race([running, waited])
+    })
       .then(() => {
         clearTimeout(timer);
         return claimOrReplay(request, reply, ref);
@@ -248,8 +243,10 @@ export function registerIdempotency(
   ): void => {
     const recorded = recordings.get(request);
     if (recorded !== undefined) {
+      // Answered: the requests of this instance waiting with the key go on (they find its answer, or run).
       recordings.delete(request);
-      recorded.finish();
+      if (recording.get(recorded.name) === recorded) recording.delete(recorded.name);
+      if (recorded.waiting) for (const go of recorded.waiting) go();
     }
     const claim = held.get(request);
     if (!claim) {
@@ -293,7 +290,7 @@ async function settle(
 
 /** The digest of a caller's Idempotency-Key that a route stores with what it creates (idempotentCommitted). */
 export function idempotencyRef(ref: IdempotencyKeyRef): string {
-  return createHash('sha256').update(`${ref.scope}\n${ref.key}`).digest('base64url');
+  return hash('sha256', `${ref.scope}\n${ref.key}`, 'base64url');
 }
 
 /** The `idempotencyRef` of a request's Idempotency-Key, or undefined without one. */
@@ -307,7 +304,6 @@ export function requestIdempotencyRef(request: FastifyRequest): string | undefin
 /** What makes two requests the same: method, route, and their parsed input with keys in a stable order. */
 function fingerprintOf(request: FastifyRequest): string {
   const input = stringify({ params: request.params, query: request.query, body: request.body ?? null });
-  return createHash('sha256')
-    .update(`${request.method} ${request.routeOptions.url ?? ''}\n${input ?? ''}`)
-    .digest('base64url');
+  // One-shot (no Hash object): about 1 µs against 3 for these short inputs.
+  return hash('sha256', `${request.method} ${request.routeOptions.url ?? ''}\n${input ?? ''}`, 'base64url');
 }

@@ -153,6 +153,14 @@ describe('Idempotency-Key on creating routes', { timeout: 60_000 }, () => {
   });
 
   it('replays an emit committed by a request that never stored its answer, once its key is taken over', async () => {
+    // An emit's key is written with its event, answered: only one whose key was claimed the usual way (here,
+    // taken over from a dead instance's claim) stores its answer after the commit, and can lose it.
+    const store = new KyselyIdempotencyStore(t.platform.context.database.db);
+    await store.claim({ scope: ann.id, key: 'unanswered' }, 'fingerprint-of-the-lost-request', {
+      ttlMs: 86_400_000,
+      leaseMs: 1,
+    });
+    await new Promise((r) => setTimeout(r, 20));
     const body = { event_type: 'order.unanswered', data: {} };
     const first = await emit(ann.access, 'unanswered', body);
     expect(first.statusCode).toBe(201);
