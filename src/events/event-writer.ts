@@ -170,36 +170,38 @@ export class EventWriter {
    * IdempotencyKeyTaken, and the rest written again.
    */
   private async commit(batch: Pending[]): Promise<EventsTable[]> {
-    if (batch.some((p) => p.draft.key !== undefined)) this.refuseRepeatedKeys(batch);
-    for (let attempt = 1; ; attempt++) {
-      if (batch.length === 0) return [];
+    for (let deletions = 0; batch.length > 0; ) {
       try {
         return await this.writeBatch(batch);
       } catch (err) {
-        // Another deletion can land between the check and the next try: a few tries, then the error.
-        if (attempt === 3) throw err;
-        if (isForeignKeyViolation(err)) await this.dropDeletedSubscriptions(batch);
-        else if (!isUniqueViolation(err) || !(await this.refuseTakenKeys(batch))) throw err;
+        if (isForeignKeyViolation(err)) {
+          // Another deletion can land between the check and the next try: a few tries, then the error.
+          if (++deletions === 3) throw err;
+          await this.dropDeletedSubscriptions(batch);
+          // Each try with a key refused has one emit less: the tries end.
+        } else if (!isUniqueViolation(err) || !(await this.refuseTakenKeys(batch))) throw err;
       }
     }
+    return [];
   }
 
-  /** Of the emits of `batch` under one key, all but the first are refused (the first's row would fail theirs). */
-  private refuseRepeatedKeys(batch: Pending[]): void {
-    const seen = new Set<string>();
-    this.refuse(batch, (key) => {
-      const name = keyName(key);
-      if (seen.has(name)) return true;
-      seen.add(name);
-      return false;
-    });
-  }
-
-  /** Refuses the emits of `batch` whose key is stored already; false when none is (another failure). */
+  /**
+   * Refuses the emits of `batch` whose key is stored already, and all but the first of any under one key (one
+   * instance lets only one request with a key write at a time: a safety net); false when none is refused (the
+   * batch failed on something else).
+   */
   private async refuseTakenKeys(batch: Pending[]): Promise<boolean> {
     const keys = batch.flatMap((p) => (p.draft.key ? [p.draft.key] : []));
     const taken = await existingKeys(this.db, keys);
-    return this.refuse(batch, (key) => taken.has(keyName(key))) > 0;
+    const seen = new Set<string>();
+    return (
+      this.refuse(batch, (key) => {
+        const name = keyName(key);
+        if (taken.has(name) || seen.has(name)) return true;
+        seen.add(name);
+        return false;
+      }) > 0
+    );
   }
 
   /** Takes the emits whose key `taken` says so out of `batch`, rejecting each; answers how many. */
