@@ -91,7 +91,8 @@ const stored = (status: number) => status >= 200 && status < 300;
  * the replay header in their schemas (so in the OpenAPI document), a preHandler that claims the key or
  * replays its answer, and an onSend hook that stores a 2xx answer or lets the key go. Keys are per user (an
  * API key's owner), kept `server.idempotency_ttl_seconds` after their answer. A request without the header
- * does no work here at all beyond one property read.
+ * does no work here at all beyond one property read. A route with `idempotentRecorded` (the emit) writes its key
+ * itself, with what it creates: its preHandler writes nothing, and a repeat is answered from its record.
  *
  * Registered before the routes (its onRoute hook must see them) and before the OpenAPI document.
  */
