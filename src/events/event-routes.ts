@@ -3,9 +3,11 @@ import type { FastifyRequest } from 'fastify';
 import { access } from '../http/access.js';
 import type { App } from '../http/app-type.js';
 import { Envelope, ok, pagination } from '../http/envelope.js';
-import { requestIdempotencyRef } from '../http/idempotency.js';
+import { recordedKey, repeatOfTakenKey, requestIdempotencyRef } from '../http/idempotency.js';
 import { plainJson } from '../http/plain-json.js';
+import { extend } from '../kernel/extend.js';
 import { requestOrigin } from '../kernel/platform-events.js';
+import { IdempotencyKeyTaken } from '../storage/idempotency-store.js';
 import { readerKey } from './event-data.js';
 import type { EventListCache } from './event-list-cache.js';
 import {
@@ -18,6 +20,7 @@ import {
   ListQuery,
 } from './event-schemas.js';
 import type { EventService, Reader } from './event-service.js';
+import type { EventsTable } from './event-tables.js';
 import { eventSummary } from './event-views.js';
 
 const tags = ['events'];
@@ -39,6 +42,17 @@ const FILTER_KEYS = [
   'status',
 ] as const;
 
+/**
+ * The answer of an emit whose Idempotency-Key was recorded with it, made of what the event's row keeps so that a
+ * repeat is answered with it byte for byte: the envelope's `timestamp` is the event's, its `request_id` the one
+ * in the event's metadata (the emitting request's), its status the one an emit answers (the stored row's may
+ * have moved on since).
+ */
+function recordedAnswer(row: EventsTable, requestId: string) {
+  const event = eventSummary(row.status === 'emitted' ? row : extend(row, { status: 'emitted' }));
+  return { success: true as const, data: { event }, timestamp: row.timestamp, request_id: requestId };
+}
+
 /** Test-only (ADR 0011): the process kills itself after an emit's commit, before its answer is stored. */
 const EXIT_AFTER_EMIT_COMMIT = process.env['PLATFORM_TEST_EXIT_AFTER_EMIT_COMMIT'] === '1';
 
@@ -54,7 +68,15 @@ export function registerEventRoutes(
       config: {
         access: access.permission('events:emit'),
         idempotent: true,
-        // The key is written with the event, in its transaction: a retry after a crash finds it (ADR 0011).
+        // The key is written with the event, in its batch: its repeat is answered from the event.
+        idempotentRecorded: async (_request, eventId) => {
+          const row = await events.stored(eventId);
+          if (row === undefined) return undefined;
+          const { request_id } = JSON.parse(row.metadata) as { request_id: string };
+          return recordedAnswer(row, request_id);
+        },
+        // An emit whose key was claimed the usual way (recordedKey): its event carries the key too, so a retry
+        // after a crash between the commit and the stored answer finds it (ADR 0011).
         idempotentCommitted: async (request, ref, since) => {
           const row = await events.emittedUnder(ref, since);
           return row && ok(request, { event: eventSummary(row) });
@@ -81,14 +103,30 @@ export function registerEventRoutes(
     },
     async (request, reply) => {
       const p = request.principal!;
+      const key = recordedKey(request);
+      // A recorded key links its event by the key's row (its owner). The event carries the key itself
+      // (`idempotency_ref`) only when the key was claimed the usual way, for a retry after a crash to find it.
       const origin = Object.assign(requestOrigin(request), {
         emitter: { userId: p.userId, username: p.username },
-        idempotencyRef: requestIdempotencyRef(request),
+        idempotencyRef: key ? undefined : requestIdempotencyRef(request),
+        idempotencyKey: key,
       });
-      const row = await events.emit(request.body, origin);
-      // Test-only (docs/adr/0011): dies like a killed process between the emit's commit and its stored answer.
+      let row: EventsTable;
+      try {
+        row = await events.emit(request.body, origin);
+      } catch (err) {
+        if (!(err instanceof IdempotencyKeyTaken)) throw err;
+        // Another request holds the key: this one is its repeat, or runs once that one failed.
+        if (await repeatOfTakenKey(request, reply)) return reply;
+        origin.idempotencyKey = undefined;
+        origin.idempotencyRef = requestIdempotencyRef(request);
+        row = await events.emit(request.body, origin);
+        return reply.code(201).send(ok(request, { event: eventSummary(row) }));
+      }
+      // Test-only (docs/adr/0011): dies like a killed process between the emit's commit and its answer.
       if (EXIT_AFTER_EMIT_COMMIT) process.kill(process.pid, 'SIGKILL');
-      return reply.code(201).send(ok(request, { event: eventSummary(row) }));
+      const answer = key ? recordedAnswer(row, request.id) : ok(request, { event: eventSummary(row) });
+      return reply.code(201).send(answer);
     },
   );
 

@@ -5,6 +5,7 @@ import { extend } from '../kernel/extend.js';
 import { newId, nowIso } from '../kernel/new-id.js';
 import type { EventOrigin } from '../kernel/platform-events.js';
 import { isUnstorableText } from '../kernel/storable-text.js';
+import type { KeyToRecord } from '../storage/idempotency-store.js';
 import { beginEmitTrace } from '../tracing/emit-trace.js';
 import { offTracing, type Tracing } from '../tracing/tracing.js';
 import type { EventBus } from './event-bus.js';
@@ -42,6 +43,11 @@ export interface EmitOrigin extends EventOrigin {
    * platform's types (`auth.*`, `security.*`, … see PLATFORM_EVENT_FAMILIES) and sources.
    */
   platform?: true | undefined;
+  /**
+   * The request's Idempotency-Key, to be claimed in the event's own batch (src/http/idempotency.ts,
+   * `recordedKey`): the emit is refused with IdempotencyKeyTaken if another request holds it.
+   */
+  idempotencyKey?: KeyToRecord | undefined;
 }
 
 /** Who reads: see `mayRead` (event-data.ts), the one rule of every read. */
@@ -188,6 +194,7 @@ export class EventService {
       },
       subscriptionIds,
       startedAt,
+      key: origin.idempotencyKey,
     });
     return trace.follow(written);
   }
@@ -195,6 +202,11 @@ export class EventService {
   /** The event emitted under an Idempotency-Key (`idempotencyRef`) since `since`, if one was committed. */
   async emittedUnder(ref: string, since: string): Promise<EventsTable | undefined> {
     return this.deps.store.findByIdempotencyRef(ref, since);
+  }
+
+  /** The stored event `eventId`, whoever may read it (the answer of a repeated keyed emit is built from it). */
+  async stored(eventId: string): Promise<EventsTable | undefined> {
+    return this.deps.store.findById(eventId);
   }
 
   /** @throws AppError EVENT_NOT_FOUND (also for confidential events the reader may not see), EVENT_EXPIRED */

@@ -4,9 +4,17 @@ import { extend } from '../kernel/extend.js';
 import { newId } from '../kernel/new-id.js';
 import type { Database, Dialect } from '../storage/database.js';
 import { preparedSql, runSql } from '../storage/dialect-sql.js';
-import { isForeignKeyViolation } from '../storage/foreign-key-violation.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../storage/foreign-key-violation.js';
+import {
+  existingKeys,
+  IdempotencyKeyTaken,
+  type KeyToRecord,
+  keyName,
+  RECORDED_KEY_COLUMNS,
+  recordedKeyRow,
+} from '../storage/idempotency-store.js';
 import { insertRows, sqliteInserts } from '../storage/insert-rows.js';
-import type { Tables } from '../storage/tables.js';
+import type { IdempotencyKeysTable, Tables } from '../storage/tables.js';
 import { type EventsTable, INSERT_COLUMNS } from './event-tables.js';
 import { existingSubscriptionIds } from './subscription-store.js';
 
@@ -16,6 +24,12 @@ export interface EventDraft {
   subscriptionIds: readonly string[];
   /** `performance.now()` when the emit began; the stored processing time runs from here to the write. */
   startedAt: number;
+  /**
+   * The Idempotency-Key the event is emitted under, claimed in the batch: its row (answered, owned by the event)
+   * is written before the event, in the same transaction. A key already there fails the batch; the emit is then
+   * refused with IdempotencyKeyTaken and the rest of the batch written again.
+   */
+  key?: KeyToRecord | undefined;
 }
 
 interface Pending {
@@ -129,6 +143,8 @@ export class EventWriter {
         for (const p of batch) p.reject(err);
         continue;
       }
+      // Every emit of the batch was refused for its key.
+      if (rows.length === 0) continue;
       this.totalCommitMs += performance.now() - started;
       this.committedBatches += 1;
       this.committedEvents += rows.length;
@@ -149,18 +165,55 @@ export class EventWriter {
   /**
    * Writes a batch. A subscription an event matched may be deleted before the batch is written (its outbox rows
    * then break the foreign key, and the batch fails whole): those rows are dropped and the batch written again,
-   * so the other emits of the batch are not refused for it.
+   * so the other emits of the batch are not refused for it. Likewise an emit whose Idempotency-Key is held
+   * already (by an earlier request, or another instance's batch): it is taken out of `batch`, refused with
+   * IdempotencyKeyTaken, and the rest written again.
    */
   private async commit(batch: Pending[]): Promise<EventsTable[]> {
-    for (let attempt = 1; ; attempt++) {
+    for (let deletions = 0; batch.length > 0; ) {
       try {
         return await this.writeBatch(batch);
       } catch (err) {
-        // Another deletion can land between the check and the next try: a few tries, then the error.
-        if (!isForeignKeyViolation(err) || attempt === 3) throw err;
-        await this.dropDeletedSubscriptions(batch);
+        if (isForeignKeyViolation(err)) {
+          // Another deletion can land between the check and the next try: a few tries, then the error.
+          if (++deletions === 3) throw err;
+          await this.dropDeletedSubscriptions(batch);
+          // Each try with a key refused has one emit less: the tries end.
+        } else if (!isUniqueViolation(err) || !(await this.refuseTakenKeys(batch))) throw err;
       }
     }
+    return [];
+  }
+
+  /**
+   * Refuses the emits of `batch` whose key is stored already, and all but the first of any under one key (one
+   * instance lets only one request with a key write at a time: a safety net); false when none is refused (the
+   * batch failed on something else).
+   */
+  private async refuseTakenKeys(batch: Pending[]): Promise<boolean> {
+    const keys = batch.flatMap((p) => (p.draft.key ? [p.draft.key] : []));
+    const taken = await existingKeys(this.db, keys);
+    const seen = new Set<string>();
+    return (
+      this.refuse(batch, (key) => {
+        const name = keyName(key);
+        if (taken.has(name) || seen.has(name)) return true;
+        seen.add(name);
+        return false;
+      }) > 0
+    );
+  }
+
+  /** Takes the emits whose key `taken` says so out of `batch`, rejecting each; answers how many. */
+  private refuse(batch: Pending[], taken: (key: KeyToRecord) => boolean): number {
+    let kept = 0;
+    for (const p of batch) {
+      if (p.draft.key !== undefined && taken(p.draft.key)) p.reject(new IdempotencyKeyTaken(p.draft.key));
+      else batch[kept++] = p;
+    }
+    const refused = batch.length - kept;
+    batch.length = kept;
+    return refused;
   }
 
   private async dropDeletedSubscriptions(batch: Pending[]): Promise<void> {
@@ -209,13 +262,18 @@ export class EventWriter {
         updated_at: rows[0]!.timestamp,
       })),
     );
+    const keys = batch.flatMap((p, i) =>
+      p.draft.key ? [recordedKeyRow(p.draft.key, rows[i]!.event_id, rows[i]!.timestamp)] : [],
+    );
     if (this.dialect === 'postgres') {
-      const base = await insertBatchPostgres(this.db, stored, outbox);
+      const base = await insertBatchPostgres(this.db, stored, outbox, keys);
       for (const [i, row] of rows.entries()) row.sequence = base + i + 1;
       return rows;
     }
-    if (this.durableBatch) return this.writeOnWriterThread(rows, stored, outbox, this.durableBatch);
+    if (this.durableBatch) return this.writeOnWriterThread(rows, stored, outbox, keys, this.durableBatch);
     return this.db.transaction().execute(async (trx) => {
+      // The keys first: a key held already fails the batch before anything else is written.
+      await insertRows(trx, this.dialect, 'idempotency_keys', RECORDED_KEY_COLUMNS, keys);
       const { rows: taken } = await runSql<{ last: number }>(trx, SQLITE_TAKE_NUMBERS, [rows.length]);
       const base = Number(taken[0]!.last) - rows.length;
       for (const [i, row] of rows.entries()) {
@@ -233,25 +291,29 @@ export class EventWriter {
    * SQLite's batch as one set of statements for the writer thread: the numbers taken, then the events and
    * their outbox rows, each row's sequence computed in SQL from the counter row the first statement updated
    * (`last` less the row's distance from the batch's end), so nothing waits for a result between statements.
+   * Idempotency-Keys recorded with their events come first: a key held already fails the batch at once.
    */
   private async writeOnWriterThread(
     rows: EventsTable[],
     stored: EventsTable[],
     outbox: { sequence: number }[],
+    keys: readonly IdempotencyKeysTable[],
     run: NonNullable<Database['durableBatch']>,
   ): Promise<EventsTable[]> {
     const n = rows.length;
     // Until the batch is written, a row's `sequence` holds its distance from the batch's end.
     for (const [i, row] of stored.entries()) row.sequence = n - 1 - i;
     for (const o of outbox) o.sequence = n - o.sequence;
+    const keyInserts = keys.length === 0 ? [] : sqliteInserts('idempotency_keys', RECORDED_KEY_COLUMNS, keys);
     const results = await run([
+      ...keyInserts,
       CompiledQuery.raw(SQLITE_TAKE_NUMBERS, [n]),
       ...sqliteInserts('events', INSERT_COLUMNS.events, stored, { sequence: NUMBER_FROM_END }),
       ...sqliteInserts('event_outbox', INSERT_COLUMNS.event_outbox, outbox as never, {
         sequence: NUMBER_FROM_END,
       }),
     ]);
-    const base = Number((results[0]!.rows[0] as { last: number }).last) - n;
+    const base = Number((results[keyInserts.length]!.rows[0] as { last: number }).last) - n;
     for (const [i, row] of rows.entries()) {
       row.sequence = base + i + 1;
       stored[i]!.sequence = row.sequence;
@@ -334,7 +396,11 @@ const PG_INSERT_BATCH = preparedSql(
       `"queued" as (insert into "event_outbox" (${quoted(OUTBOX_COLUMNS)}, "status", "attempts", ` +
       `"next_attempt_at", "created_at", "updated_at") ` +
       `select ${outboxFields.join(', ')}, 'pending', 0, $4::text, $4::text, $4::text ` +
-      `from "taken", jsonb_array_elements($3::jsonb) as "o"("e")) ` +
+      `from "taken", jsonb_array_elements($3::jsonb) as "o"("e")), ` +
+      // After the counter row's lock (it reads "taken"), so batches meet on that row first, never on a key.
+      `"keys" as (insert into "idempotency_keys" (${quoted(RECORDED_KEY_COLUMNS)}) ` +
+      `select ${RECORDED_KEY_COLUMNS.map((c, i) => field('"k"."e"', i, c === 'status_code' ? 'integer' : 'text')).join(', ')} ` +
+      `from "taken", jsonb_array_elements($5::jsonb) as "k"("e")) ` +
       `select "base" from "taken"`
     );
   })(),
@@ -350,14 +416,18 @@ async function insertBatchPostgres(
     sequence: number;
     priority: number;
   }[],
+  keys: readonly IdempotencyKeysTable[],
 ): Promise<number> {
   const eventRows = JSON.stringify(events.map((e) => EVENT_COLUMNS.map((c) => e[c])));
+  const keyRows =
+    keys.length === 0 ? '[]' : JSON.stringify(keys.map((k) => RECORDED_KEY_COLUMNS.map((c) => k[c])));
   const outboxRows = JSON.stringify(outbox.map((o) => OUTBOX_COLUMNS.map((c) => o[c])));
   const { rows } = await runSql<{ base: number }>(db, PG_INSERT_BATCH, [
     events.length,
     eventRows,
     outboxRows,
     events[0]!.timestamp,
+    keyRows,
   ]);
   if (rows.length === 0) throw new Error('the event_sequence row is missing (migration 0012)');
   return Number(rows[0]!.base);

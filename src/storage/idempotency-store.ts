@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { newId } from '../kernel/new-id.js';
-import type { Tables } from './tables.js';
+import type { IdempotencyKeysTable, Tables } from './tables.js';
 
 /** One caller's key: `scope` is whose key space it is (a user id), `key` the header's value. */
 export interface IdempotencyKeyRef {
@@ -13,10 +13,88 @@ export interface HeldKey extends IdempotencyKeyRef {
   owner: string;
 }
 
-/** What holds a key that could not be claimed: a finished request's answer, or one still running. */
+/**
+ * What holds a key that could not be claimed: a finished request's answer, one still running, or (`recorded`) a
+ * key its route wrote in the transaction of what it created (`recordedKeyRow`): its answer is built again from
+ * that record, whose id is `owner`.
+ */
 export type KeyHolder =
   | { state: 'answered'; fingerprint: string; statusCode: number; body: string }
+  | { state: 'recorded'; fingerprint: string; owner: string }
   | { state: 'running'; fingerprint: string };
+
+/**
+ * A key a route writes itself, in the transaction of what it creates (the event writer's batch), instead of
+ * claiming it beforehand and storing the answer afterwards: the key's row (`recordedKeyRow`) is written
+ * answered, so a crash can leave the creation without its key or the key without its creation never.
+ */
+export interface KeyToRecord extends IdempotencyKeyRef {
+  fingerprint: string;
+  /** When the key expires (`server.idempotency_ttl_seconds` from the request). */
+  expiresAt: string;
+}
+
+/** Refuses a creation whose key another request holds already (its recorded key's row was there first). */
+export class IdempotencyKeyTaken extends Error {
+  constructor(readonly ref: IdempotencyKeyRef) {
+    super(`the Idempotency-Key '${ref.key}' is held by another request`);
+  }
+}
+
+/** The columns of a recorded key's row, in the order `recordedKeyRow` gives them. */
+export const RECORDED_KEY_COLUMNS = [
+  'scope',
+  'key',
+  'fingerprint',
+  'owner',
+  'status_code',
+  'response_body',
+  'locked_until',
+  'created_at',
+  'expires_at',
+] as const;
+
+/**
+ * The row of a key recorded with what it created (`owner`, the record's id): answered (status 201), with no
+ * stored body (`peek` says `recorded`), held for no lease. Its insert fails on a key already there, with the
+ * transaction it is part of.
+ */
+export function recordedKeyRow(key: KeyToRecord, owner: string, createdAt: string): IdempotencyKeysTable {
+  return {
+    scope: key.scope,
+    key: key.key,
+    fingerprint: key.fingerprint,
+    owner,
+    status_code: 201,
+    response_body: null,
+    locked_until: null,
+    created_at: createdAt,
+    expires_at: key.expiresAt,
+  };
+}
+
+/** Those of `keys` whose row is there (read after a batch with them failed on one). */
+export async function existingKeys(
+  db: Kysely<Tables>,
+  keys: readonly IdempotencyKeyRef[],
+): Promise<Set<string>> {
+  const found = new Set<string>();
+  if (keys.length === 0) return found;
+  const rows = await db
+    .selectFrom('idempotency_keys')
+    .select(['scope', 'key'])
+    .where(
+      'key',
+      'in',
+      keys.map((k) => k.key),
+    )
+    .execute();
+  for (const r of rows) found.add(keyName(r));
+  return found;
+}
+
+/** One string per caller's key, for maps and sets. */
+export const keyName = (ref: IdempotencyKeyRef): string => `${ref.scope}\n${ref.key}`;
 
 /**
  * `takenOver`: the key was held before, by a request that expired or stopped answering (its process died), which
@@ -129,7 +207,7 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
   async peek(ref: IdempotencyKeyRef): Promise<KeyHolder | 'free'> {
     const row = await this.db
       .selectFrom('idempotency_keys')
-      .select(['fingerprint', 'status_code', 'response_body', 'locked_until', 'expires_at'])
+      .select(['fingerprint', 'owner', 'status_code', 'response_body', 'locked_until', 'expires_at'])
       .where('scope', '=', ref.scope)
       .where('key', '=', ref.key)
       .executeTakeFirst();
@@ -142,6 +220,8 @@ export class KyselyIdempotencyStore implements IdempotencyStore {
         statusCode: row.status_code,
         body: row.response_body,
       };
+    if (row.status_code !== null)
+      return { state: 'recorded', fingerprint: row.fingerprint, owner: row.owner };
     if (row.locked_until !== null && row.locked_until <= now) return 'free';
     return { state: 'running', fingerprint: row.fingerprint };
   }

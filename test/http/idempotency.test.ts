@@ -153,6 +153,14 @@ describe('Idempotency-Key on creating routes', { timeout: 60_000 }, () => {
   });
 
   it('replays an emit committed by a request that never stored its answer, once its key is taken over', async () => {
+    // An emit's key is written with its event, answered: only one whose key was claimed the usual way (here,
+    // taken over from a dead instance's claim) stores its answer after the commit, and can lose it.
+    const store = new KyselyIdempotencyStore(t.platform.context.database.db);
+    await store.claim({ scope: ann.id, key: 'unanswered' }, 'fingerprint-of-the-lost-request', {
+      ttlMs: 86_400_000,
+      leaseMs: 1,
+    });
+    await new Promise((r) => setTimeout(r, 20));
     const body = { event_type: 'order.unanswered', data: {} };
     const first = await emit(ann.access, 'unanswered', body);
     expect(first.statusCode).toBe(201);
@@ -173,6 +181,41 @@ describe('Idempotency-Key on creating routes', { timeout: 60_000 }, () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.data.data.event.event_id).toBe(first.data.data.event.event_id);
     expect(await stored('order.unanswered')).toHaveLength(1);
+  });
+
+  it("writes an emit's key in its batch: a key held already refuses that emit alone, the batch is stored", async () => {
+    // Held by a subscription's creation: the emit's key row meets it in the batch and fails it; the writer
+    // refuses that emit (it settles its key the usual way: another request's key, 409) and writes the rest.
+    const hook = { event_patterns: ['held.*'], webhook_config: { url: 'https://hooks.example.test/held' } };
+    const created = await t.request('POST', '/api/v1/events/subscriptions', {
+      token: ann.access,
+      headers: { 'idempotency-key': 'held-elsewhere' },
+      body: hook,
+    });
+    expect(created.statusCode).toBe(201);
+    const plain = Array.from({ length: 30 }, (_, i) => ({
+      key: undefined,
+      body: { event_type: 'held.plain', data: { i } },
+    }));
+    const keyed = Array.from({ length: 10 }, (_, i) => ({
+      key: i === 5 ? 'held-elsewhere' : `held-fresh-${i}`,
+      body: { event_type: 'held.keyed', data: { i } },
+    }));
+    // Interleaved and sent at once, so that they share batches.
+    const sent = plain.flatMap((p, i) => (i % 3 === 0 ? [keyed[i / 3]!, p] : [p]));
+    const answers = await Promise.all(sent.map((r) => emit(ann.access, r.key, r.body)));
+    for (const [i, res] of answers.entries()) {
+      if (sent[i]!.key === 'held-elsewhere') {
+        expect(res.statusCode, res.body).toBe(409);
+        expect(res.data.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+      } else expect(res.statusCode, res.body).toBe(201);
+    }
+    expect(await stored('held.plain')).toHaveLength(30);
+    expect(await stored('held.keyed')).toHaveLength(9);
+    // Each fresh key is held by its event, and answers its repeat from it.
+    const again = await emit(ann.access, 'held-fresh-3', keyed[3]!.body);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toBe(answers[sent.indexOf(keyed[3]!)]!.body);
   });
 
   it('refuses a malformed key with VALIDATION_ERROR naming the header, and emits nothing', async () => {
@@ -235,9 +278,11 @@ describe('Idempotency-Key on creating routes', { timeout: 60_000 }, () => {
       1,
     );
     // The stored answer of a subscription holds its signing secret: it is kept sealed, never in clear text.
+    // (An emit's key stores no answer: its repeat is answered from the event.)
     const rows = await t.platform.context.database.db
       .selectFrom('idempotency_keys')
       .select('response_body')
+      .where('response_body', 'is not', null)
       .execute();
     expect(rows.length).toBeGreaterThan(0);
     expect(secret.length).toBeGreaterThan(16);
