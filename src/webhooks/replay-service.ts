@@ -219,6 +219,13 @@ export class ReplayService {
       tally.replayed += 1;
     };
     const inFlight = new Set<Promise<void>>();
+    // A cancel drops what the dispatcher holds at once, wherever the loop is: it notices the abort only at its
+    // next step, which may be a page's sync to disk (a second and more on a busy disk), and meanwhile the
+    // dispatcher would go on sending. The catch below drops again (nothing left by then).
+    const dropAtOnce = () => {
+      dropIfCancelled(this.deps, task, 'replay cancelled').catch(() => {});
+    };
+    task.signal.addEventListener('abort', dropAtOnce, { once: true });
     report();
     try {
       let after: WindowCursor | undefined;
@@ -284,6 +291,7 @@ export class ReplayService {
       await dropIfCancelled(this.deps, task, 'replay cancelled');
       throw err;
     } finally {
+      task.signal.removeEventListener('abort', dropAtOnce);
       watcher.close();
     }
     report();

@@ -32,8 +32,9 @@ describe('a replay interrupted by a purge or a cancel', { timeout: 40_000 }, () 
     });
     for (let i = 0; i < 4; i++) await emit(t, admin, { event_type: 'purged.entry', data: { i } });
     await until(() => receiver.at('/purged').length === 4, 'the original deliveries');
-    // Replayed deliveries take half a second each, so the purge below lands while the first is under way.
-    receiver.respond = (r) => (r.headers['x-platform-replay'] ? { delayMs: 500 } : {});
+    // Replayed deliveries take a second and a half each, so the purge below lands while the first is under way
+    // (a purge on a loaded host took longer than half a second: the second delivery was sent before it).
+    receiver.respond = (r) => (r.headers['x-platform-replay'] ? { delayMs: 1500 } : {});
     const res = await t.request('POST', '/api/v1/events/replay', {
       token: admin,
       body: {
