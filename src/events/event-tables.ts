@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+
 /**
  * Row types of the event system's tables. Same representation as every other table: ISO timestamps and
  * JSON as text, booleans as 0/1. `sequence` is the global, gap-free position of an event in commit order.
@@ -133,10 +134,9 @@ export interface EventSequenceTable {
 
 /**
  * Counts and processing-time sums of the stored events per minute (`span` `m`, bucket `YYYY-MM-DDTHH:MM`) and per
- * hour (`h`, `YYYY-MM-DDTHH`), type, source, level and, for confidential events, emitter (`emitter_key`, else '').
- * Kept by triggers on `events` in the transaction of every write and deletion (migration 0015).
+ * hour (`h`, `YYYY-MM-DDTHH`) and key (`event_rollup_keys`). Kept by triggers on `events` in the transaction of
+ * every write and deletion (migrations 0015, 0033).
  */
-/** The roll-ups (migrations 0015, 0033): per span, bucket and key, the events stored and their processing time. */
 export interface EventRollupsTable {
   span: 'm' | 'h';
   bucket: string;

@@ -73,23 +73,25 @@ export function recordedKeyRow(key: KeyToRecord, owner: string, createdAt: strin
   };
 }
 
-/** Those of `keys` whose row is there (read after a batch with them failed on one). */
+/**
+ * Those of `keys` whose row is there (read after a batch with them failed on one). Both columns of the primary
+ * key (scope, key) are given, so the read seeks its entries: by `key` alone it would scan every kept key.
+ * A caller's other keys that the two lists happen to pair are read too, and left out by name.
+ */
 export async function existingKeys(
   db: Kysely<Tables>,
   keys: readonly IdempotencyKeyRef[],
 ): Promise<Set<string>> {
   const found = new Set<string>();
   if (keys.length === 0) return found;
+  const wanted = new Set(keys.map(keyName));
   const rows = await db
     .selectFrom('idempotency_keys')
     .select(['scope', 'key'])
-    .where(
-      'key',
-      'in',
-      keys.map((k) => k.key),
-    )
+    .where('scope', 'in', [...new Set(keys.map((k) => k.scope))])
+    .where('key', 'in', [...new Set(keys.map((k) => k.key))])
     .execute();
-  for (const r of rows) found.add(keyName(r));
+  for (const r of rows) if (wanted.has(keyName(r))) found.add(keyName(r));
   return found;
 }
 

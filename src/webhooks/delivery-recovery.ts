@@ -13,6 +13,7 @@ import type { TaskActor, TaskContext, TaskRunner } from '../tasks/task-runner.js
 import { EventSelection, type WindowCursor } from './event-selection.js';
 import {
   dropIfCancelled,
+  dropWhenCancelled,
   isoOrUndefined,
   loadTargets,
   replayOutboxRow,
@@ -213,6 +214,7 @@ export class DeliveryRecovery {
       while (waits.size > 0 && queued - tally.delivered - tally.failed >= WINDOW) await Promise.race(waits);
       return ids.length;
     };
+    const stopDropping = dropWhenCancelled(this.deps, task, 'recovery cancelled');
     report();
     try {
       // Whom the subscription receives as, now: what its owner may no longer read is not sent again.
@@ -246,6 +248,7 @@ export class DeliveryRecovery {
       await dropIfCancelled(this.deps, task, 'recovery cancelled');
       throw err;
     } finally {
+      stopDropping();
       watcher.close();
     }
     report();

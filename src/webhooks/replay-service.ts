@@ -219,13 +219,7 @@ export class ReplayService {
       tally.replayed += 1;
     };
     const inFlight = new Set<Promise<void>>();
-    // A cancel drops what the dispatcher holds at once, wherever the loop is: it notices the abort only at its
-    // next step, which may be a page's sync to disk (a second and more on a busy disk), and meanwhile the
-    // dispatcher would go on sending. The catch below drops again (nothing left by then).
-    const dropAtOnce = () => {
-      dropIfCancelled(this.deps, task, 'replay cancelled').catch(() => {});
-    };
-    task.signal.addEventListener('abort', dropAtOnce, { once: true });
+    const stopDropping = dropWhenCancelled(this.deps, task, 'replay cancelled');
     report();
     try {
       let after: WindowCursor | undefined;
@@ -291,7 +285,7 @@ export class ReplayService {
       await dropIfCancelled(this.deps, task, 'replay cancelled');
       throw err;
     } finally {
-      task.signal.removeEventListener('abort', dropAtOnce);
+      stopDropping();
       watcher.close();
     }
     report();
@@ -517,6 +511,24 @@ export async function dropIfCancelled(
     .where('replay_id', '=', task.taskId)
     .where('status', '=', 'pending')
     .execute();
+}
+
+/**
+ * `dropIfCancelled` as soon as the task's signal aborts, wherever its loop is: the loop notices the abort only at
+ * its next step, which may be a page's sync to disk (a second and more on a busy disk), and meanwhile the
+ * dispatcher would go on sending what it claimed. The loop's own catch drops again (nothing left by then).
+ * Answers the function that stops listening, for the end of the run.
+ */
+export function dropWhenCancelled(
+  deps: Parameters<typeof dropIfCancelled>[0],
+  task: TaskContext,
+  reason: string,
+): () => void {
+  const drop = () => {
+    dropIfCancelled(deps, task, reason).catch(() => {});
+  };
+  task.signal.addEventListener('abort', drop, { once: true });
+  return () => task.signal.removeEventListener('abort', drop);
 }
 
 function normalizeFilter(
